@@ -1,0 +1,2 @@
+#include "topk.h"
+int main(void) { return 0; }

@@ -1,0 +1,2 @@
+/* PLACEHOLDER: being written. */
+#include "../cuda_stub.c"

@@ -292,6 +292,45 @@ TOPK_API topk_status topk_measure_read_bandwidth(double* bytes_per_second);
 /** @return a space-separated list of build options ("cuda=13.0 archs=90 ..."). Never blocks. */
 TOPK_API const char* topk_build_info(void);
 
+/* ------------------------------------------------------------------------ */
+/* 6. Helpers for tools and language bindings                               */
+/* ------------------------------------------------------------------------ */
+/*
+ * Thin wrappers over the CUDA runtime for callers that include no CUDA header
+ * (the `topk` CLI, ctypes bindings). Each acts on the current device and returns
+ * TOPK_ERR_NO_DEVICE when CUDA is absent, TOPK_ERR_CUDA (detail set) on failure.
+ */
+
+/** cudaMalloc. Blocks as cudaMalloc does. */
+TOPK_API topk_status topk_device_malloc(void** ptr, size_t bytes);
+/** cudaFree; accepts NULL. Blocks as cudaFree does. */
+TOPK_API topk_status topk_device_free(void* ptr);
+/** Copies host to device. Blocks until done. */
+TOPK_API topk_status topk_memcpy_to_device(void* dst, const void* src, size_t bytes);
+/** Copies device to host. Blocks until done. */
+TOPK_API topk_status topk_memcpy_to_host(void* dst, const void* src, size_t bytes);
+/** Fills device memory with a byte, stream-ordered on the stream. Does not block. */
+TOPK_API topk_status topk_memset_device(void* dst, int byte, size_t bytes, topk_stream stream);
+/** Waits for all work on the current device. Blocks. */
+TOPK_API topk_status topk_device_synchronize(void);
+
+/** CUDA events for timing stream work (cudaEvent_t underneath). */
+typedef struct topk_event_s topk_event;
+/** Creates an event with timing enabled. Never blocks. */
+TOPK_API topk_status topk_event_create(topk_event** event);
+/** Records the event on the stream. Never blocks. */
+TOPK_API topk_status topk_event_record(topk_event* event, topk_stream stream);
+/** Milliseconds between two recorded events; blocks until `end` has completed. */
+TOPK_API topk_status topk_event_elapsed_ms(topk_event* start, topk_event* end, float* ms);
+/** Destroys the event; accepts NULL. */
+TOPK_API void topk_event_destroy(topk_event* event);
+/** Creates a non-blocking stream (cudaStreamNonBlocking). */
+TOPK_API topk_status topk_stream_create(topk_stream* stream);
+/** Destroys a stream; accepts NULL. */
+TOPK_API void topk_stream_destroy(topk_stream stream);
+/** Waits for the stream's work. Blocks. */
+TOPK_API topk_status topk_stream_synchronize(topk_stream stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -16,3 +16,18 @@ topk_status topk_cuda_free_async(void* ptr, topk_stream s) { (void)ptr; (void)s;
 topk_status topk_cuda_props(int ordinal, topk_device_props* props) { (void)ordinal; (void)props; return no_cuda(); }
 topk_status topk_cuda_read_bandwidth(double* bps) { (void)bps; return no_cuda(); }
 const char* topk_cuda_build_info(void) { return "cuda=off"; }
+
+/* topk.h section 6 without CUDA: every helper reports no device; destroy/free of NULL succeed. */
+topk_status topk_device_malloc(void** ptr, size_t bytes) { (void)bytes; if (ptr) *ptr = NULL; return no_cuda(); }
+topk_status topk_device_free(void* ptr) { return ptr ? no_cuda() : TOPK_SUCCESS; }
+topk_status topk_memcpy_to_device(void* d, const void* s, size_t b) { (void)d; (void)s; (void)b; return no_cuda(); }
+topk_status topk_memcpy_to_host(void* d, const void* s, size_t b) { (void)d; (void)s; (void)b; return no_cuda(); }
+topk_status topk_memset_device(void* d, int v, size_t b, topk_stream s) { (void)d; (void)v; (void)b; (void)s; return no_cuda(); }
+topk_status topk_device_synchronize(void) { return no_cuda(); }
+topk_status topk_event_create(topk_event** e) { if (e) *e = NULL; return no_cuda(); }
+topk_status topk_event_record(topk_event* e, topk_stream s) { (void)e; (void)s; return no_cuda(); }
+topk_status topk_event_elapsed_ms(topk_event* a, topk_event* b, float* ms) { (void)a; (void)b; (void)ms; return no_cuda(); }
+void topk_event_destroy(topk_event* e) { (void)e; }
+topk_status topk_stream_create(topk_stream* s) { if (s) *s = NULL; return no_cuda(); }
+void topk_stream_destroy(topk_stream s) { (void)s; }
+topk_status topk_stream_synchronize(topk_stream s) { (void)s; return no_cuda(); }

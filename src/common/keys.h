@@ -26,11 +26,11 @@
 /* Floats: sign-magnitude to two's-complement order; all NaNs to the largest key. */
 TOPK_HD uint16_t topk_key_f16(uint16_t b) {
   if ((b & 0x7FFFu) > 0x7C00u) return 0xFFFFu;
-  return (uint16_t)((b & 0x8000u) ? ~b : (b | 0x8000u));
+  return (b & 0x8000u) ? (uint16_t)~b : (uint16_t)(b | 0x8000u);
 }
 TOPK_HD uint16_t topk_key_bf16(uint16_t b) {
   if ((b & 0x7FFFu) > 0x7F80u) return 0xFFFFu;
-  return (uint16_t)((b & 0x8000u) ? ~b : (b | 0x8000u));
+  return (b & 0x8000u) ? (uint16_t)~b : (uint16_t)(b | 0x8000u);
 }
 TOPK_HD uint32_t topk_key_f32(uint32_t b) {
   if ((b & 0x7FFFFFFFu) > 0x7F800000u) return 0xFFFFFFFFu;

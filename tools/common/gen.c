@@ -53,8 +53,7 @@ uint16_t gen_f32_to_f16(float f) {
   if (a < 0x38800000u) {                                     /* subnormal or zero in f16 */
     if (a < 0x33000000u) return (uint16_t)sign;
     uint32_t m = (a & 0x7FFFFFu) | 0x800000u;
-    int shift = 126 - (int)(a >> 23) + 13 + 1 - 1; /* = 113 - exp + 13 */
-    shift = 113 - (int)(a >> 23) + 13;
+    int shift = 126 - (int)(a >> 23); /* mantissa bits that fall below the f16 subnormal's last place */
     uint32_t r = m >> shift;
     uint32_t rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1);
     if (rem > half || (rem == half && (r & 1u))) ++r;

@@ -66,7 +66,7 @@ if want tests; then
 fi
 
 if want sanitizer; then
-  for tool in memcheck racecheck; do
+  for tool in memcheck racecheck initcheck; do
     compute-sanitizer --tool $tool --error-exitcode 99 "$BUILD/tests/test_gpu_sort" sanitizer_small \
       >"$OUT/sanitizer_$tool.log" 2>&1
     rc=$?

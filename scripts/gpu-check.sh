@@ -67,10 +67,13 @@ fi
 
 if want sanitizer; then
   for tool in memcheck racecheck initcheck; do
-    compute-sanitizer --tool $tool --error-exitcode 99 "$BUILD/tests/test_gpu_sort" sanitizer_small \
-      >"$OUT/sanitizer_$tool.log" 2>&1
-    rc=$?
-    note $tool "$([ $rc = 0 ] && echo ok || echo FAIL)" "$(grep -m1 'ERROR SUMMARY' "$OUT/sanitizer_$tool.log")"
+    ok=ok; detail=""
+    for t in "$BUILD"/tests/test_gpu_*; do
+      name=$(basename "$t")
+      compute-sanitizer --tool $tool --error-exitcode 99 "$t" sanitizer_small >"$OUT/sanitizer_${tool}_$name.log" 2>&1 || ok=FAIL
+      detail+="$name: $(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer_${tool}_$name.log" | sed 's/=* *//') "
+    done
+    note $tool $ok "$detail"
   done
 fi
 

@@ -95,6 +95,7 @@ const char* topk_cuda_build_info(void);
 extern const topk_algo_ops topk_algo_cpu_reference; /* src/cpu/reference.c (TOPK_ALGO_SORT on CPU) */
 extern const topk_algo_ops topk_algo_cpu_select;    /* src/cpu/select.c */
 extern const topk_algo_ops topk_algo_cuda_sort;     /* src/cuda/sort_baseline/sort.cu */
+extern const topk_algo_ops topk_algo_air_radix;     /* src/cuda/air_radix/air_radix.cu */
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,7 @@ static const topk_algo_ops* const all_[] = {
     &topk_algo_cpu_select,
 #ifdef TOPK_WITH_CUDA
     &topk_algo_cuda_sort,
+    &topk_algo_air_radix,
 #endif
 };
 

@@ -1,0 +1,442 @@
+/*
+ * air_radix.cu: AIR Top-K (paper 003 sec. 3), the host side: path choice,
+ * workspace layout and the launch sequence. The kernels and their invariants are
+ * in air_radix_kernels.cuh.
+ *
+ * Two paths, chosen from the problem's shape alone (identically in workspace_size
+ * and run):
+ *   ONE-BLOCK  rows of average length <= AIR_STAGE_BYTES / element size (8192 f32,
+ *              16384 f16/bf16, 4096 f64): one thread block per row, the row staged
+ *              in shared memory (n elements for uniform rows), all passes in one
+ *              kernel with 8-bit digits (AIR_ONE_DIGIT_BITS; 256-bin histograms: short
+ *              rows pay per bin).
+ *              One launch in all (plus the sort when TOPK_SORTED).
+ *   MULTI      otherwise: rows in chunks of at most AIR_CHUNK_ROWS; per chunk a
+ *              memset of the rows' state and histograms, one launch per pass
+ *              (key passes, then, deterministic only, index passes) and one final
+ *              filter launch; grid = blocks per row x rows, blocks per row chosen
+ *              so that the chunk fills the GPU (AIR_BLOCKS_PER_SM blocks per SM)
+ *              but each block gets at least AIR_MIN_TILES tiles.
+ *
+ * Passes (MULTI): key bits split into digits of <= 11 bits, widths balanced:
+ *   16-bit keys 8+8 (2 passes), 32-bit 11+11+10 (3), 64-bit 11+11+11+11+10+10 (6);
+ *   deterministic ties add ceil(ib / 11) index passes over ~index (ib = bits of the
+ *   largest index: 1 pass for rows <= 2^11, 2 for <= 2^22, 3 for <= 2^33), which
+ *   return at once when the key passes left no tie to break.
+ *
+ * Workspace (each part rounded up to 256 bytes, plus 255 bytes so that any caller
+ * pointer can be aligned), with R = min(batch, AIR_CHUNK_ROWS), I = 4 bytes (8 when
+ * n >= 2^31), E = element size, alpha = AIR_ALPHA:
+ *   MULTI:   histograms  R x 2048 x I
+ *            row states  R x sizeof(air_row_state)  (64 or 96 bytes)
+ *            2 candidate buffers of floor(T / alpha) x (E + I) bytes each, where
+ *            T = R x n (uniform rows; reused by every chunk) or n (variable rows:
+ *            row r's share starts at offsets[r] / alpha)
+ *   sorted:  2 x batch x k x 8 bytes of sort keys (+ the same again for indices when
+ *            the key is 64-bit or n >= 2^31), batch + 1 segment offsets (8 bytes,
+ *            batch > 1) and CUB's temporary storage.
+ *   ONE-BLOCK: only the sorted part.
+ *
+ * Sorted output (TOPK_SORTED): the selection writes sort keys instead of results;
+ * CUB radix-sorts each row's k of them (DeviceRadixSort for batch 1, with 64-bit
+ * counts; DeviceSegmentedRadixSort otherwise); a decode kernel writes the indices
+ * and reads the values back from the input (exact bits: NaN payloads survive).
+ *   key <= 32 bits and n < 2^31: one u64 per result, (~rankkey << (ib+1)) | index,
+ *     sorted over KB + ib + 1 bits: best first, equal keys by index; padding is
+ *     all ones (sorts last; the extra bit keeps it above every real index).
+ *   otherwise: (~rankkey, index) pairs, sorted by index and then stably by key.
+ *
+ * Knobs for measurement (environment, read at every call): TOPK_AIR_ALPHA (the
+ * adaptive-buffer alpha, default 128, the paper's choice: to be re-measured on the
+ * H100) and TOPK_AIR_PATH=one|multi (force a path; tests use it).
+ *
+ * run() never allocates, synchronises or copies to the host; every launch is
+ * checked with cudaGetLastError (TOPK_CUDA_TRY_LAUNCH).
+ */
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_segmented_radix_sort.cuh>
+
+#include "../../algo.h"
+#include "../common/cuda_check.h"
+#include "../common/keys.cuh"
+#include "air_radix_kernels.cuh"
+
+/* ------------------------------------------------------------------ tuning */
+
+static const int64_t AIR_ALPHA = 128;          /* paper sec. 3.2; re-measure on the H100 */
+static const int64_t AIR_CHUNK_ROWS = 1024;    /* rows per MULTI launch (histograms: 8 KB each) */
+static const int AIR_BLOCKS_PER_SM = 4;        /* MULTI grid target */
+static const int64_t AIR_MIN_TILES = 4;        /* MULTI: tiles (4096 / 2048 elements) per block at least */
+static const int64_t AIR_STAGE_BYTES = 32768;  /* ONE-BLOCK: row staged in shared memory up to this */
+enum { ALIGN = 256, MAX_PASSES = 16 };
+
+/* ------------------------------------------------------------------ the plan */
+
+typedef struct air_layout {
+  int one_block;
+  int key_bits;         /* 16, 32, 64 */
+  int es;               /* element bytes */
+  int idx64;            /* IdxT is unsigned long long */
+  int ib;               /* index bits */
+  int deterministic;
+  int out_mode;         /* AIR_OUT_* */
+  int cshift;
+  int64_t alpha;
+  int n_passes;
+  air_pass_desc passes[MAX_PASSES];
+  int64_t chunk_rows;   /* MULTI */
+  int64_t bpr;          /* MULTI: most blocks per row (by work); launch_multi caps it by occupancy */
+  int64_t buf_elems;    /* MULTI: elements per candidate buffer */
+  int64_t stage_cap;    /* ONE-BLOCK: staged row length */
+  int sort_pairs_first_bits, sort_pairs_second_bits, sort_keys_bits;
+  size_t cub_bytes;
+  /* offsets from the aligned base */
+  size_t hist, state, buf_raw[2], buf_idx[2], sk[2], si[2], seg, cub;
+  size_t zero_bytes;    /* MULTI: histograms + states, zeroed per chunk */
+  size_t total;
+} air_layout;
+
+static size_t align_up(size_t x) { return (x + (ALIGN - 1)) & ~(size_t)(ALIGN - 1); }
+
+/* Appends count * size bytes at *offset, rounded up to ALIGN; 0 on size_t overflow. */
+static int add_part(size_t* total, size_t* offset, uint64_t count, size_t size) {
+  if (size == 0 || count > (SIZE_MAX - ALIGN) / size) return 0;
+  const size_t bytes = align_up((size_t)count * size);
+  if (bytes > SIZE_MAX - ALIGN - *total) return 0;
+  *offset = *total;
+  *total += bytes;
+  return 1;
+}
+
+/* Bits needed for the values 0..v (0 for v == 0). */
+static int bits_for(uint64_t v) {
+  int bits = 0;
+  while (bits < 64 && (v >> bits) != 0) ++bits;
+  return bits;
+}
+
+static int64_t env_alpha(void) {
+  const char* s = getenv("TOPK_AIR_ALPHA");
+  if (!s || !*s) return AIR_ALPHA;
+  long long a = atoll(s);
+  return a >= 2 ? (int64_t)a : AIR_ALPHA;
+}
+
+/* -1: choose; 0: force MULTI; 1: force ONE-BLOCK. */
+static int env_path(void) {
+  const char* s = getenv("TOPK_AIR_PATH");
+  if (!s) return -1;
+  if (strcmp(s, "one") == 0) return 1;
+  if (strcmp(s, "multi") == 0) return 0;
+  return -1;
+}
+
+/* ---- CUB calls: one definition for the size query (temp == NULL) and the run */
+
+typedef unsigned long long u64;
+
+static cudaError_t sort_keys(void* temp, size_t* bytes, cub::DoubleBuffer<u64>& keys, int64_t items, int64_t rows,
+                             const int64_t* seg, int end_bit, cudaStream_t stream) {
+  if (rows == 1) return cub::DeviceRadixSort::SortKeys(temp, *bytes, keys, items, 0, end_bit, stream);
+  return cub::DeviceSegmentedRadixSort::SortKeys(temp, *bytes, keys, (int)items, (int)rows, seg, seg + 1, 0, end_bit,
+                                                 stream);
+}
+
+static cudaError_t sort_pairs(void* temp, size_t* bytes, cub::DoubleBuffer<u64>& keys, cub::DoubleBuffer<u64>& vals,
+                              int64_t items, int64_t rows, const int64_t* seg, int end_bit, cudaStream_t stream) {
+  if (rows == 1) return cub::DeviceRadixSort::SortPairs(temp, *bytes, keys, vals, items, 0, end_bit, stream);
+  return cub::DeviceSegmentedRadixSort::SortPairs(temp, *bytes, keys, vals, (int)items, (int)rows, seg, seg + 1, 0,
+                                                  end_bit, stream);
+}
+
+static int path_one_block(const topk_problem* p, int es) {
+  const int forced = env_path();
+  if (forced >= 0) return forced;
+  const int64_t avg = p->row_offsets ? (p->batch > 0 ? p->n / p->batch : p->n) : p->n;
+  return avg <= AIR_STAGE_BYTES / es;
+}
+
+/* Decides everything and lays out the workspace. Asks CUB for sizes only: no allocation, no sync. */
+static topk_status plan_layout(const topk_problem* p, const topk_device_info* dev, air_layout* L) {
+  (void)dev; /* the grid is sized at launch (occupancy); nothing here depends on the device */
+  memset(L, 0, sizeof *L);
+  L->es = (int)topk_dtype_size(p->dtype);
+  L->key_bits = L->es * 8;
+  TOPK_RETURN_IF(L->es != 2 && L->es != 4 && L->es != 8, TOPK_ERR_DTYPE, "air_radix: unknown dtype %d",
+                 (int)p->dtype);
+  const int64_t maxlen = p->n; /* uniform: n; variable rows: the whole buffer */
+  L->idx64 = maxlen > INT32_MAX;
+  L->ib = maxlen > 1 ? bits_for((uint64_t)(maxlen - 1)) : 0;
+  L->deterministic = (p->flags & TOPK_NONDETERMINISTIC) == 0;
+  L->alpha = env_alpha();
+  L->one_block = path_one_block(p, L->es);
+  const int sorted = (p->flags & TOPK_SORTED) != 0;
+  if (!sorted) {
+    L->out_mode = AIR_OUT_DIRECT;
+  } else if (!L->idx64 && L->key_bits + L->ib + 1 <= 64) {
+    L->out_mode = AIR_OUT_COMPOSITE;
+    L->cshift = L->ib + 1;
+  } else {
+    L->out_mode = AIR_OUT_PAIRS;
+  }
+  const size_t isz = L->idx64 ? 8 : 4;
+  size_t total = 0;
+  int ok = 1;
+
+  if (!L->one_block) {
+    /* Pass table: key passes, then index passes (deterministic). */
+    const int kp = air_num_passes(L->key_bits, AIR_MAX_DIGIT_BITS);
+    const int ip = L->deterministic ? air_num_passes(L->ib, AIR_MAX_DIGIT_BITS) : 0;
+    TOPK_RETURN_IF(kp + ip > MAX_PASSES, TOPK_ERR_INTERNAL, "air_radix: %d passes", kp + ip);
+    int lk = 0, li = 0;
+    for (int q = 0; q < kp + ip; ++q) {
+      air_pass_desc* d = &L->passes[q];
+      d->pass = q;
+      d->is_idx = q >= kp;
+      d->width = d->is_idx ? air_pass_width(L->ib, AIR_MAX_DIGIT_BITS, q - kp)
+                           : air_pass_width(L->key_bits, AIR_MAX_DIGIT_BITS, q);
+      d->level_key = lk;
+      d->level_idx = li;
+      d->last = q == kp + ip - 1;
+      if (d->is_idx) li += d->width; else lk += d->width;
+    }
+    L->n_passes = kp + ip;
+
+    L->chunk_rows = p->batch < AIR_CHUNK_ROWS ? p->batch : AIR_CHUNK_ROWS;
+    /* Blocks per row: at most enough for AIR_MIN_TILES tiles each (of the average row);
+     * launch_multi caps it further by the GPU's resident blocks. */
+    const int64_t tile = (int64_t)AIR_THREADS * (L->es == 8 ? 8 : 16);
+    const int64_t avg = p->row_offsets ? (p->n / p->batch > 0 ? p->n / p->batch : 1) : (p->n > 0 ? p->n : 1);
+    const int64_t by_work = ((avg + tile - 1) / tile + AIR_MIN_TILES - 1) / AIR_MIN_TILES;
+    L->bpr = by_work < 1 ? 1 : by_work;
+
+    const int64_t span = p->row_offsets ? p->n : L->chunk_rows * p->n;
+    L->buf_elems = span / L->alpha;
+    const size_t state_size = L->idx64 ? sizeof(air_row_state<unsigned long long>) : sizeof(air_row_state<unsigned>);
+    ok = ok && add_part(&total, &L->hist, (uint64_t)L->chunk_rows * AIR_MAX_BINS, isz);
+    ok = ok && add_part(&total, &L->state, (uint64_t)L->chunk_rows, state_size);
+    L->zero_bytes = total; /* histograms and states are the first two parts */
+    for (int b = 0; b < 2; ++b) {
+      ok = ok && add_part(&total, &L->buf_raw[b], (uint64_t)(L->buf_elems > 0 ? L->buf_elems : 1), (size_t)L->es);
+      ok = ok && add_part(&total, &L->buf_idx[b], (uint64_t)(L->buf_elems > 0 ? L->buf_elems : 1), isz);
+    }
+  } else {
+    /* Staged rows: up to the shared-memory budget; uniform rows need only n (more blocks per SM). */
+    L->stage_cap = AIR_STAGE_BYTES / L->es;
+    if (!p->row_offsets && p->n < L->stage_cap) L->stage_cap = p->n;
+  }
+
+  if (sorted) {
+    const int64_t items = p->batch * p->k;
+    TOPK_RETURN_IF(p->batch > 1 && items > INT_MAX, TOPK_ERR_UNSUPPORTED,
+                   "air_radix: sorted output of %lld x %lld results (at most 2^31 - 1 in all over several rows)",
+                   (long long)p->batch, (long long)p->k);
+    size_t bytes = 0, b2 = 0;
+    cub::DoubleBuffer<u64> keys(NULL, NULL), vals(NULL, NULL);
+    if (L->out_mode == AIR_OUT_COMPOSITE) {
+      L->sort_keys_bits = L->key_bits + L->cshift;
+      TOPK_CUDA_TRY(sort_keys(NULL, &bytes, keys, items, p->batch, NULL, L->sort_keys_bits, 0));
+    } else {
+      L->sort_pairs_first_bits = L->ib + 1 < 64 ? L->ib + 1 : 64;
+      L->sort_pairs_second_bits = L->key_bits;
+      TOPK_CUDA_TRY(sort_pairs(NULL, &bytes, keys, vals, items, p->batch, NULL, L->sort_pairs_first_bits, 0));
+      TOPK_CUDA_TRY(sort_pairs(NULL, &b2, keys, vals, items, p->batch, NULL, L->sort_pairs_second_bits, 0));
+      if (b2 > bytes) bytes = b2;
+    }
+    L->cub_bytes = bytes;
+    ok = ok && add_part(&total, &L->sk[0], (uint64_t)items, 8) && add_part(&total, &L->sk[1], (uint64_t)items, 8);
+    if (L->out_mode == AIR_OUT_PAIRS)
+      ok = ok && add_part(&total, &L->si[0], (uint64_t)items, 8) && add_part(&total, &L->si[1], (uint64_t)items, 8);
+    if (p->batch > 1) ok = ok && add_part(&total, &L->seg, (uint64_t)(p->batch + 1), 8);
+    ok = ok && add_part(&total, &L->cub, (uint64_t)(bytes > 0 ? bytes : 1), 1);
+  }
+  TOPK_RETURN_IF(!ok, TOPK_ERR_OUT_OF_MEMORY,
+                 "air_radix: the workspace for n=%lld x batch=%lld exceeds the address space", (long long)p->n,
+                 (long long)p->batch);
+  L->total = total > 0 ? total + (ALIGN - 1) : 0; /* ONE-BLOCK unsorted needs none */
+  return TOPK_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ launches */
+
+/* MULTI: per chunk of rows, zero the states and histograms, run the passes and the final filter. */
+template <topk_dtype DT, typename IdxT>
+static topk_status launch_multi(const air_layout* L, air_params P, int64_t batch, char* base,
+                                const topk_device_info* dev, cudaStream_t stream) {
+  /* The grid fills the GPU once: resident blocks (occupancy, at most AIR_BLOCKS_PER_SM per SM)
+   * shared by the chunk's rows. A host-side query: no synchronisation. */
+  int occ = 0;
+  TOPK_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, air_pass_kernel<DT, IdxT>, AIR_THREADS, 0));
+  if (occ < 1) occ = 1;
+  if (occ > AIR_BLOCKS_PER_SM) occ = AIR_BLOCKS_PER_SM;
+  const int sms = dev && dev->sm_count > 0 ? dev->sm_count : 132;
+  const int64_t resident = (int64_t)sms * occ;
+  for (int64_t row0 = 0; row0 < batch; row0 += L->chunk_rows) {
+    const int64_t rows = batch - row0 < L->chunk_rows ? batch - row0 : L->chunk_rows;
+    P.row0 = row0;
+    TOPK_CUDA_TRY(cudaMemsetAsync(base + L->hist, 0, L->zero_bytes, stream));
+    int64_t bpr = resident / rows;
+    if (bpr > L->bpr) bpr = L->bpr;
+    if (bpr < 1) bpr = 1;
+    const dim3 grid((unsigned)bpr, (unsigned)rows, 1);
+    for (int q = 0; q < L->n_passes; ++q) {
+      air_pass_kernel<DT, IdxT><<<grid, AIR_THREADS, 0, stream>>>(P, L->passes[q]);
+      TOPK_CUDA_TRY_LAUNCH("air_pass_kernel");
+    }
+    air_final_kernel<DT, IdxT><<<grid, AIR_THREADS, 0, stream>>>(P);
+    TOPK_CUDA_TRY_LAUNCH("air_final_kernel");
+  }
+  return TOPK_SUCCESS;
+}
+
+/* ONE-BLOCK: one block per row, in launches of at most INT_MAX rows. */
+template <topk_dtype DT, typename IdxT>
+static topk_status launch_one_block(const air_layout* L, air_params P, int64_t batch, cudaStream_t stream) {
+  const size_t smem = (size_t)L->stage_cap * (size_t)L->es;
+  for (int64_t row0 = 0; row0 < batch; row0 += INT_MAX) {
+    const int64_t rows = batch - row0 < INT_MAX ? batch - row0 : INT_MAX;
+    P.row0 = row0;
+    air_one_block_kernel<DT, IdxT><<<(unsigned)rows, AIR_THREADS, smem, stream>>>(P, L->stage_cap);
+    TOPK_CUDA_TRY_LAUNCH("air_one_block_kernel");
+  }
+  return TOPK_SUCCESS;
+}
+
+template <topk_dtype DT, typename IdxT>
+static topk_status launch_select(const air_layout* L, const air_params& P, int64_t batch, char* base,
+                                 const topk_device_info* dev, cudaStream_t stream) {
+  return L->one_block ? launch_one_block<DT, IdxT>(L, P, batch, stream)
+                      : launch_multi<DT, IdxT>(L, P, batch, base, dev, stream);
+}
+
+/* TOPK_SORTED: sort each row's k sort keys, then decode them into the outputs. */
+static topk_status launch_sort(const topk_args* a, const air_layout* L, air_params P, char* base,
+                               const topk_device_info* dev, cudaStream_t stream) {
+  const int64_t batch = a->p.batch, items = batch * a->p.k;
+  const int sms = dev && dev->sm_count > 0 ? dev->sm_count : 132;
+  const int64_t* seg = NULL;
+  if (batch > 1) {
+    int64_t* s = (int64_t*)(base + L->seg);
+    int64_t blocks = (batch + 1 + AIR_THREADS - 1) / AIR_THREADS;
+    if (blocks > 8 * (int64_t)sms) blocks = 8 * (int64_t)sms;
+    air_segments_kernel<<<(unsigned)blocks, AIR_THREADS, 0, stream>>>(s, batch, a->p.k);
+    TOPK_CUDA_TRY_LAUNCH("air_segments_kernel");
+    seg = s;
+  }
+  u64* sk0 = (u64*)(base + L->sk[0]);
+  u64* sk1 = (u64*)(base + L->sk[1]);
+  void* temp = base + L->cub;
+  const u64* keys_out = NULL;
+  const u64* idx_out = NULL;
+  if (L->out_mode == AIR_OUT_COMPOSITE) {
+    cub::DoubleBuffer<u64> keys(sk0, sk1);
+    size_t bytes = L->cub_bytes;
+    TOPK_CUDA_TRY(sort_keys(temp, &bytes, keys, items, batch, seg, L->sort_keys_bits, stream));
+    keys_out = keys.Current();
+  } else {
+    /* By index first, then stably by key: equal keys stay in index order. */
+    u64* si0 = (u64*)(base + L->si[0]);
+    u64* si1 = (u64*)(base + L->si[1]);
+    cub::DoubleBuffer<u64> by_idx(si0, si1), carried(sk0, sk1);
+    size_t bytes = L->cub_bytes;
+    TOPK_CUDA_TRY(sort_pairs(temp, &bytes, by_idx, carried, items, batch, seg, L->sort_pairs_first_bits, stream));
+    cub::DoubleBuffer<u64> by_key(carried.Current(), carried.Alternate());
+    cub::DoubleBuffer<u64> idx(by_idx.Current(), by_idx.Alternate());
+    bytes = L->cub_bytes;
+    TOPK_CUDA_TRY(sort_pairs(temp, &bytes, by_key, idx, items, batch, seg, L->sort_pairs_second_bits, stream));
+    keys_out = by_key.Current();
+    idx_out = idx.Current();
+  }
+  int64_t blocks = (items + AIR_THREADS - 1) / AIR_THREADS;
+  if (blocks > 16 * (int64_t)sms) blocks = 16 * (int64_t)sms;
+  if (blocks < 1) blocks = 1;
+  P.row0 = 0;
+  switch (L->es) {
+    case 2: air_decode_kernel<uint16_t><<<(unsigned)blocks, AIR_THREADS, 0, stream>>>(P, batch, keys_out, idx_out); break;
+    case 4: air_decode_kernel<uint32_t><<<(unsigned)blocks, AIR_THREADS, 0, stream>>>(P, batch, keys_out, idx_out); break;
+    default: air_decode_kernel<uint64_t><<<(unsigned)blocks, AIR_THREADS, 0, stream>>>(P, batch, keys_out, idx_out); break;
+  }
+  TOPK_CUDA_TRY_LAUNCH("air_decode_kernel");
+  return TOPK_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ ops */
+
+static int air_supports(const topk_problem* p, const topk_device_info* dev, char* why, size_t why_len) {
+  (void)dev;
+  if (topk_dtype_size(p->dtype) == 0) {
+    if (why && why_len) snprintf(why, why_len, "unknown dtype %d", (int)p->dtype);
+    return 0;
+  }
+  if ((p->flags & TOPK_SORTED) && p->batch > 1 && p->k > INT_MAX / p->batch) {
+    if (why && why_len)
+      snprintf(why, why_len, "sorted output of batch x k = %lld x %lld exceeds 2^31 - 1 results (CUB segmented sort)",
+               (long long)p->batch, (long long)p->k);
+    return 0;
+  }
+  return 1;
+}
+
+static topk_status air_workspace_size(const topk_problem* p, const topk_device_info* dev, size_t* bytes) {
+  TOPK_RETURN_IF(!bytes, TOPK_ERR_NULL_POINTER, "workspace_bytes is NULL");
+  air_layout L;
+  TOPK_FORWARD_IF_ERROR(plan_layout(p, dev, &L));
+  *bytes = L.total;
+  return TOPK_SUCCESS;
+}
+
+static topk_status air_run(const topk_args* a, void* workspace, size_t workspace_bytes, topk_stream stream) {
+  air_layout L;
+  TOPK_FORWARD_IF_ERROR(plan_layout(&a->p, a->dev, &L));
+  TOPK_RETURN_IF(L.total > 0 && (!workspace || workspace_bytes < L.total), TOPK_ERR_WORKSPACE,
+                 "air_radix: workspace of %zu bytes given, %zu needed", workspace ? workspace_bytes : (size_t)0,
+                 L.total);
+  char* base = (char*)(((uintptr_t)workspace + (ALIGN - 1)) & ~(uintptr_t)(ALIGN - 1));
+  cudaStream_t s = (cudaStream_t)stream;
+  const int sorted = L.out_mode != AIR_OUT_DIRECT;
+
+  air_params P;
+  memset(&P, 0, sizeof P);
+  P.in = a->in;
+  P.offsets = a->p.row_offsets;
+  P.n = a->p.n;
+  P.ld = a->p.row_offsets ? 0 : a->p.ld;
+  P.k = a->p.k;
+  P.alpha = L.alpha;
+  P.smallest = (a->p.flags & TOPK_SMALLEST) != 0;
+  P.index_type = (int)a->p.index_type;
+  P.out_mode = L.out_mode;
+  P.ib = L.ib;
+  P.cshift = L.cshift;
+  P.values = a->values;
+  P.indices = a->p.index_type == TOPK_INDEX_NONE ? NULL : a->indices;
+  P.sort_key = sorted ? (u64*)(base + L.sk[0]) : NULL;
+  P.sort_idx = L.out_mode == AIR_OUT_PAIRS ? (u64*)(base + L.si[0]) : NULL;
+  if (!L.one_block) {
+    P.state = base + L.state;
+    P.hist = base + L.hist;
+    for (int b = 0; b < 2; ++b) {
+      P.buf_raw[b] = base + L.buf_raw[b];
+      P.buf_idx[b] = base + L.buf_idx[b];
+    }
+  }
+  P.worst_bits = topk_worst_value_bits(a->p.dtype, P.smallest);
+
+  topk_status st = TOPK_SUCCESS;
+  TOPK_DISPATCH_DTYPE(a->p.dtype, DT, return topk_fail(TOPK_ERR_INTERNAL, "air_radix: unknown dtype %d",
+                                                       (int)a->p.dtype),
+                      if (L.idx64) st = launch_select<DT, unsigned long long>(&L, P, a->p.batch, base, a->dev, s);
+                      else st = launch_select<DT, unsigned int>(&L, P, a->p.batch, base, a->dev, s));
+  TOPK_FORWARD_IF_ERROR(st);
+  if (sorted) TOPK_FORWARD_IF_ERROR(launch_sort(a, &L, P, base, a->dev, s));
+  return TOPK_SUCCESS;
+}
+
+extern "C" const topk_algo_ops topk_algo_air_radix = {"air_radix",        TOPK_ALGO_AIR_RADIX, TOPK_BACKEND_CUDA,
+                                                      air_supports,       air_workspace_size,  air_run};

@@ -1,0 +1,751 @@
+/*
+ * air_radix_kernels.cuh: the kernels of AIR Top-K, iteration-fused radix top-k
+ * (paper 003: sec. 2.3 "Parallel Radix Top-K", sec. 3 "AIR Top-K", Algorithm 1).
+ * The host side (workspace layout, launch sequence) is air_radix.cu.
+ *
+ * The selection works on rank keys (keys.cuh over src/common/keys.h): larger is
+ * better, so every direction and dtype becomes "the k largest unsigned keys".
+ *
+ * Multi-block path (air_pass_kernel, air_final_kernel; grid = blocks per row x rows):
+ *   pass p reads its source once and, for every element, (1) filters it by the
+ *   prefix chosen by passes 0..p-1 and (2) counts the digit of pass p of each
+ *   surviving candidate in a shared-memory histogram (sec. 3.1: the filter of
+ *   pass p-1 and the histogram of pass p fused, Algorithm 1 lines 10-22). The
+ *   block histograms are merged into the row's global histogram with atomics;
+ *   the LAST block of the row to finish (atomic counter + __threadfence) scans the
+ *   histogram and picks the digit of the k-th key (lines 23-28), and stores the new
+ *   prefix / k / candidate count in the row's state for the next launch. No host
+ *   round trip: one launch per pass plus one final filter launch.
+ *   Digits: at most 11 bits, the key width split evenly: 16-bit keys 8+8, 32-bit
+ *   11+11+10, 64-bit 11+11+11+11+10+10 (the one-block path: 8-bit digits).
+ *
+ * Adaptive buffering (sec. 3.2): pass p >= 1 writes its candidates (raw bits +
+ * index) to a candidate buffer only when their count C_p (known from pass p-1's
+ * histogram) is <= len / alpha; the next pass then reads the buffer instead of
+ * the input. Otherwise nothing is written and the next pass re-reads the input and
+ * re-filters it by the longer prefix. Elements already known to be results (their
+ * prefix beats the k-th's) are written to the output only by a buffering pass:
+ * a non-buffering pass leaves them for whichever later launch reads the input.
+ *
+ * Early stopping (sec. 3.3): when, after a pass, the candidates left equal the
+ * results still needed (C == k_rem), every candidate is a result: the row's mode
+ * becomes AIR_FINAL, later pass launches return at once for that row, and the final
+ * filter writes all elements whose prefix is >= the chosen prefix.
+ *
+ * Deterministic ties (the default contract): the selection runs on the composite
+ * key (rank key, ~index): after the key passes, if more elements equal the k-th key
+ * than are needed, further passes run over the bits of ~index (index passes), which
+ * picks the lowest indices among the ties; composite keys are distinct, so after
+ * the last index pass exactly one candidate is left and it is needed (C == k_rem).
+ * These passes are launched but return at once when the key passes already
+ * finished (no ties to break). TOPK_NONDETERMINISTIC skips them: the final filter
+ * then claims the needed equal elements with an atomic counter.
+ *
+ * One-block path (air_one_block_kernel; one thread block per row): the row is
+ * staged in shared memory when it fits, all key passes run in the block (histogram
+ * in shared memory), and the final filter walks the row in index order with block
+ * scans, so ties are resolved by index without index passes and the output slots
+ * are deterministic (results appear in index order). For many short rows.
+ *
+ * Invariants (row r; "level" = number of known leading bits of the composite key):
+ *   I1  k_rem >= 1 and C >= k_rem while a row is AIR_RUNNING; k - k_rem elements of
+ *       the row have a prefix greater than the chosen prefix (they are results).
+ *   I2  C is non-increasing over passes, so once a pass buffers, every later pass
+ *       buffers too, and the first buffering pass reads the input: each result is
+ *       written exactly once (by the first buffering pass that sees it, else by the
+ *       final filter).
+ *   I3  pass p reads buffer (p-1)&1 and writes buffer p&1, never the same one.
+ *   I4  the last block of a pass is the only block touching the row's histogram and
+ *       state after the other blocks have counted themselves finished; it zeroes
+ *       the histogram and the finished-block counter for the next launch.
+ *   I5  every write is bounds-guarded (slot < k, buffer position < capacity), so even
+ *       invalid row offsets (which topk.h forbids) cannot write out of bounds.
+ */
+#ifndef TOPK_CUDA_AIR_RADIX_KERNELS_CUH
+#define TOPK_CUDA_AIR_RADIX_KERNELS_CUH
+
+#include <stdint.h>
+
+#include "../common/keys.cuh"
+
+enum {
+  AIR_THREADS = 256,
+  AIR_WARPS = AIR_THREADS / 32,
+  AIR_MAX_DIGIT_BITS = 11,               /* multi-block passes */
+  AIR_MAX_BINS = 1 << AIR_MAX_DIGIT_BITS,
+  AIR_ONE_DIGIT_BITS = 8,                /* one-block passes: short rows pay per bin, so small histograms */
+  AIR_ONE_BINS = 1 << AIR_ONE_DIGIT_BITS
+};
+
+/* Row modes, in the row state. The state is zeroed before pass 0, so 0 = running. */
+enum { AIR_RUNNING = 0, AIR_FINAL = 1, AIR_DONE = 2 };
+
+/* Where results go: straight to the caller's outputs, or to the sort buffers. */
+enum {
+  AIR_OUT_DIRECT = 0,    /* unsorted: values and indices */
+  AIR_OUT_COMPOSITE = 1, /* sorted, key <= 32 bits, 32-bit rows: one u64 (~key << cshift | index) */
+  AIR_OUT_PAIRS = 2      /* sorted otherwise: u64 ~key and u64 index */
+};
+
+/* Passes over a field of `bits` bits with digits of at most max_digit bits, widths balanced. */
+__host__ __device__ __forceinline__ int air_num_passes(int bits, int max_digit) {
+  return (bits + max_digit - 1) / max_digit;
+}
+__host__ __device__ __forceinline__ int air_pass_width(int bits, int max_digit, int pass) {
+  const int np = air_num_passes(bits, max_digit);
+  return bits / np + (pass < bits % np ? 1 : 0);
+}
+
+/*
+ * Per-row state of the multi-block path, in the workspace. Written by the last
+ * block of a pass (the fields above finished_blocks), read by the next launches;
+ * the counters are atomics within one launch. IdxT: unsigned int, or unsigned long
+ * long when a row can hold 2^31 elements or more.
+ */
+template <typename IdxT>
+struct air_row_state {
+  unsigned long long prefix_key; /* known leading bits of the k-th rank key, right-aligned */
+  unsigned long long prefix_idx; /* known leading bits of the k-th ~index (index passes) */
+  IdxT k_rem;                    /* results still needed among the elements matching the prefix */
+  IdxT len;                      /* C: elements matching the prefix */
+  IdxT src_len;                  /* elements in the buffer the next launch reads (src != 0) */
+  int src;                       /* 0: the input row; 1 or 2: candidate buffer 0 or 1 */
+  int level_key, level_idx;      /* bits in prefix_key, prefix_idx */
+  int mode;                      /* AIR_RUNNING, AIR_FINAL, AIR_DONE */
+  unsigned int finished_blocks;  /* blocks of this launch done with their histogram */
+  IdxT buf_cnt;                  /* next free candidate-buffer slot in this launch */
+  IdxT out_cnt;                  /* next free output slot from the front */
+  IdxT back_cnt;                 /* equal elements claimed from the back (nondeterministic) */
+};
+
+/* Everything a launch needs; passed by value. */
+struct air_params {
+  const void* in;
+  const int64_t* offsets; /* device; NULL: uniform rows */
+  int64_t n, ld, k;
+  int64_t row0;           /* first row of this launch */
+  int64_t alpha;          /* buffer candidates when C <= len / alpha */
+  int smallest;
+  int index_type;         /* topk_index */
+  int out_mode;           /* AIR_OUT_* */
+  int ib;                 /* index bits: every index of every row is < 2^ib */
+  int cshift;             /* AIR_OUT_COMPOSITE: bits of the index field */
+  void* values;
+  void* indices;
+  unsigned long long* sort_key;
+  unsigned long long* sort_idx;
+  void* state;            /* air_row_state<IdxT>[rows of the launch] */
+  void* hist;             /* IdxT[rows of the launch][AIR_MAX_BINS], zero before pass 0 */
+  void* buf_raw[2];
+  void* buf_idx[2];
+  unsigned long long worst_bits;
+};
+
+/* One pass of the multi-block path; the levels are those before the pass. */
+struct air_pass_desc {
+  int pass;
+  int is_idx;  /* digit of ~index (deterministic tie passes) instead of the key */
+  int width;
+  int level_key, level_idx;
+  int last;    /* the last pass launched: the row goes to AIR_FINAL whatever C is */
+};
+
+template <typename IdxT>
+struct air_choice {
+  int digit;
+  IdxT greater; /* candidates whose digit beats the chosen one */
+  IdxT count;   /* candidates with the chosen digit */
+};
+
+struct air_row_extent {
+  int64_t start; /* first element, in elements from `in` */
+  int64_t len;
+  int64_t vo;    /* virtual offset: the row's candidate buffer begins at vo / alpha */
+};
+
+/*
+ * Row r's extent. Offsets are clamped into [0, n] so that no row reaches outside
+ * the input or its buffer share; for valid offsets the clamp changes nothing.
+ * Buffer shares do not overlap: floor(a/alpha) + floor(b/alpha) <= floor((a+b)/alpha).
+ */
+__device__ __forceinline__ air_row_extent air_row(const air_params& P, int64_t row) {
+  air_row_extent r;
+  if (P.offsets) {
+    int64_t b = P.offsets[row], e = P.offsets[row + 1];
+    b = b < 0 ? 0 : (b > P.n ? P.n : b);
+    e = e < b ? b : (e > P.n ? P.n : e);
+    r.start = b;
+    r.len = e - b;
+    r.vo = b;
+  } else {
+    r.start = row * P.ld;
+    r.len = P.n;
+    r.vo = (row - P.row0) * P.n;
+  }
+  return r;
+}
+
+/* Elements per thread per tile: 16 (8 for 8-byte elements), loads strided by the block. */
+template <typename RawT>
+__host__ __device__ constexpr int air_items() {
+  return sizeof(RawT) == 8 ? 8 : 16;
+}
+
+/* Writes one result to slot `slot` of row `row`. */
+template <typename RawT, typename KeyT, typename IdxT>
+__device__ __forceinline__ void air_emit(const air_params& P, int64_t row, int64_t slot, RawT raw, KeyT key,
+                                         IdxT idx) {
+  const int64_t o = row * P.k + slot;
+  if (P.out_mode == AIR_OUT_DIRECT) {
+    ((RawT*)P.values)[o] = raw;
+    if (P.index_type == TOPK_INDEX_I64) ((int64_t*)P.indices)[o] = (int64_t)idx;
+    else if (P.index_type == TOPK_INDEX_I32) ((int32_t*)P.indices)[o] = (int32_t)idx;
+  } else {
+    const unsigned long long sk = (unsigned long long)(KeyT)~key; /* smaller is better */
+    if (P.out_mode == AIR_OUT_COMPOSITE) {
+      P.sort_key[o] = (sk << P.cshift) | (unsigned long long)idx;
+    } else {
+      P.sort_key[o] = sk;
+      P.sort_idx[o] = (unsigned long long)idx;
+    }
+  }
+}
+
+/* Pads slot `slot` of a row shorter than k: index -1 and the worst value (sorted: sorts last). */
+template <typename RawT>
+__device__ __forceinline__ void air_pad(const air_params& P, int64_t row, int64_t slot) {
+  const int64_t o = row * P.k + slot;
+  if (P.out_mode == AIR_OUT_DIRECT) {
+    ((RawT*)P.values)[o] = (RawT)P.worst_bits;
+    if (P.index_type == TOPK_INDEX_I64) ((int64_t*)P.indices)[o] = -1;
+    else if (P.index_type == TOPK_INDEX_I32) ((int32_t*)P.indices)[o] = -1;
+  } else {
+    P.sort_key[o] = ~0ull;
+    if (P.out_mode == AIR_OUT_PAIRS) P.sort_idx[o] = ~0ull;
+  }
+}
+
+/* A row with len <= k: element s to slot s (index order), padding after it. */
+template <topk_dtype DT, typename IdxT>
+__device__ void air_copy_row(const air_params& P, int64_t row, const air_row_extent& R, int64_t first,
+                             int64_t stride) {
+  typedef typename topk_dtype_traits<DT>::raw_t RawT;
+  const RawT* in_row = (const RawT*)P.in + R.start;
+  for (int64_t s = first; s < P.k; s += stride) {
+    if (s < R.len) {
+      const RawT raw = in_row[s];
+      air_emit(P, row, s, raw, topk_to_rank_key<DT>(raw, P.smallest != 0), (IdxT)s);
+    } else {
+      air_pad<RawT>(P, row, s);
+    }
+  }
+}
+
+/*
+ * Exclusive block-wide sum of v over the AIR_THREADS threads; *total gets the sum
+ * of all. Every thread must call it (it synchronises twice; s_warp is free again
+ * when it returns).
+ */
+template <typename T>
+__device__ __forceinline__ T air_block_excl_scan(T v, T* s_warp, T* total) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  T x = v;
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const T y = __shfl_up_sync(0xffffffffu, x, o);
+    if (lane >= o) x += y;
+  }
+  if (lane == 31) s_warp[warp] = x;
+  __syncthreads();
+  T before = 0, all = 0;
+#pragma unroll
+  for (int w = 0; w < AIR_WARPS; ++w) {
+    const T s = s_warp[w];
+    if (w < warp) before += s;
+    all += s;
+  }
+  __syncthreads();
+  *total = all;
+  return before + x - v;
+}
+
+/*
+ * Chooses the digit of the k_rem-th best candidate from a shared histogram of
+ * nbins bins: the unique d with (count of digits > d) < k_rem <= (count of digits
+ * >= d) (sec. 2.3 "find target digit", over a suffix sum because larger is
+ * better). Needs 1 <= k_rem <= sum of the histogram (invariant I1). Every thread
+ * must call it; *s_choice is valid for all when it returns.
+ */
+template <typename IdxT>
+__device__ void air_choose(const IdxT* s_hist, int nbins, IdxT k_rem, IdxT* s_warp, air_choice<IdxT>* s_choice) {
+  if (threadIdx.x == 0) { /* defined result even if the invariant were broken */
+    s_choice->digit = 0;
+    s_choice->greater = 0;
+    s_choice->count = 0;
+  }
+  /* Thread t owns positions [t * per, (t + 1) * per) of the bins in descending digit order. */
+  const int per = (nbins + AIR_THREADS - 1) / AIR_THREADS;
+  const int j0 = threadIdx.x * per;
+  IdxT sum = 0;
+  for (int q = 0; q < per; ++q) {
+    const int j = j0 + q;
+    if (j < nbins) sum += s_hist[nbins - 1 - j];
+  }
+  IdxT total;
+  IdxT greater = air_block_excl_scan<IdxT>(sum, s_warp, &total);
+  for (int q = 0; q < per; ++q) {
+    const int j = j0 + q;
+    if (j >= nbins) break;
+    const int d = nbins - 1 - j;
+    const IdxT c = s_hist[d];
+    if (greater < k_rem && greater + c >= k_rem) {
+      s_choice->digit = d;
+      s_choice->greater = greater;
+      s_choice->count = c;
+    }
+    greater += c;
+  }
+  __syncthreads();
+}
+
+/*
+ * Compares an element's composite key (rank key, ~index) with the chosen prefix
+ * over the known levels: 1 if the element's prefix is greater (a result), 0 if it
+ * matches (a candidate), -1 if smaller (discarded).
+ */
+template <typename KeyT, int KB, typename IdxT>
+__device__ __forceinline__ int air_cmp(KeyT key, IdxT idx, int lk, unsigned long long pk, int li,
+                                       unsigned long long pi, int ib, unsigned long long imask) {
+  if (lk > 0) {
+    const KeyT kp = (KeyT)(key >> (KB - lk));
+    const KeyT want = (KeyT)pk;
+    if (kp != want) return kp > want ? 1 : -1;
+  }
+  if (li > 0) {
+    const unsigned long long ip = ((~(unsigned long long)idx) & imask) >> (ib - li);
+    if (ip != pi) return ip > pi ? 1 : -1;
+  }
+  return 0;
+}
+
+__device__ __forceinline__ unsigned long long air_index_mask(int ib) {
+  return ib >= 64 ? ~0ull : ((1ull << ib) - 1ull);
+}
+
+/* ------------------------------------------------------------------ multi-block path */
+
+/*
+ * One pass (Algorithm 1's iteration_fused_kernel). Grid: x = blocks of a row,
+ * y = rows of this launch (row P.row0 + blockIdx.y, state and histogram index
+ * blockIdx.y). Pass 0 also serves rows with len <= k (copied whole, padded).
+ */
+template <topk_dtype DT, typename IdxT>
+__global__ void __launch_bounds__(AIR_THREADS) air_pass_kernel(const air_params P, const air_pass_desc S) {
+  typedef typename topk_dtype_traits<DT>::raw_t RawT;
+  typedef typename topk_dtype_traits<DT>::key_t KeyT;
+  constexpr int KB = topk_dtype_traits<DT>::bits;
+  constexpr int ITEMS = air_items<RawT>();
+  constexpr int64_t TILE = (int64_t)AIR_THREADS * ITEMS;
+
+  __shared__ IdxT s_hist[AIR_MAX_BINS];
+  __shared__ IdxT s_warp[AIR_WARPS];
+  __shared__ unsigned int s_warp32[AIR_WARPS];
+  __shared__ IdxT s_base[2];
+  __shared__ int s_last;
+  __shared__ air_choice<IdxT> s_choice;
+
+  const int64_t row = P.row0 + blockIdx.y;
+  air_row_state<IdxT>* st = (air_row_state<IdxT>*)P.state + blockIdx.y;
+  IdxT* g_hist = (IdxT*)P.hist + (size_t)blockIdx.y * AIR_MAX_BINS;
+  const air_row_extent R = air_row(P, row);
+  const bool smallest = P.smallest != 0;
+
+  /* The pass's inputs: from the arguments for pass 0, else from the previous pass's last block. */
+  IdxT k_rem, cand, src_len;
+  int src;
+  unsigned long long pk, pi;
+  if (S.pass == 0) {
+    if (R.len <= P.k) {
+      air_copy_row<DT, IdxT>(P, row, R, (int64_t)blockIdx.x * AIR_THREADS + threadIdx.x,
+                             (int64_t)gridDim.x * AIR_THREADS);
+      if (blockIdx.x == 0 && threadIdx.x == 0) st->mode = AIR_DONE;
+      return;
+    }
+    k_rem = (IdxT)P.k;
+    cand = (IdxT)R.len;
+    src = 0;
+    src_len = 0;
+    pk = 0;
+    pi = 0;
+  } else {
+    if (st->mode != AIR_RUNNING) return; /* copied, or stopped early: the same for every block of the row */
+    k_rem = st->k_rem;
+    cand = st->len;
+    src = st->src;
+    src_len = st->src_len;
+    pk = st->prefix_key;
+    pi = st->prefix_idx;
+  }
+
+  /* Sec. 3.2: buffer this pass's candidates iff C_p <= len / alpha (never in pass 0: C_0 = len). */
+  const IdxT cap = (IdxT)(R.len / P.alpha);
+  const bool writing = S.pass > 0 && cand <= cap;
+  const int64_t buf_base = R.vo / P.alpha;
+  const int nbins = 1 << S.width;
+  const unsigned long long imask = air_index_mask(P.ib);
+  const int dshift = S.is_idx ? (P.ib - S.level_idx - S.width) : (KB - S.level_key - S.width);
+
+  for (int b = threadIdx.x; b < nbins; b += AIR_THREADS) s_hist[b] = 0;
+  __syncthreads();
+
+  const RawT* src_raw = src == 0 ? (const RawT*)P.in + R.start : (const RawT*)P.buf_raw[src - 1] + buf_base;
+  const IdxT* src_idx = src == 0 ? (const IdxT*)0 : (const IdxT*)P.buf_idx[src - 1] + buf_base;
+  RawT* dst_raw = (RawT*)P.buf_raw[S.pass & 1] + buf_base;
+  IdxT* dst_idx = (IdxT*)P.buf_idx[S.pass & 1] + buf_base;
+  const int64_t count = src == 0 ? R.len : (int64_t)src_len;
+  const int64_t ntiles = (count + TILE - 1) / TILE;
+
+  for (int64_t t = blockIdx.x; t < ntiles; t += gridDim.x) { /* block-uniform trip count */
+    const int64_t t0 = t * TILE + threadIdx.x;
+    RawT raw[ITEMS];
+    IdxT idx[ITEMS];
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+      const int64_t i = t0 + (int64_t)j * AIR_THREADS;
+      raw[j] = 0;
+      idx[j] = 0;
+      if (i < count) {
+        raw[j] = src_raw[i];
+        idx[j] = src_idx ? src_idx[i] : (IdxT)i;
+      }
+    }
+    signed char cls[ITEMS];
+    unsigned int nres = 0, ncand = 0;
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+      const int64_t i = t0 + (int64_t)j * AIR_THREADS;
+      cls[j] = -1;
+      if (i < count) {
+        const KeyT key = topk_to_rank_key<DT>(raw[j], smallest);
+        const int c = air_cmp<KeyT, KB, IdxT>(key, idx[j], S.level_key, pk, S.level_idx, pi, P.ib, imask);
+        cls[j] = (signed char)c;
+        if (c == 0) {
+          const int d = S.is_idx ? (int)((((~(unsigned long long)idx[j]) & imask) >> dshift) & (unsigned)(nbins - 1))
+                                 : (int)((key >> dshift) & (KeyT)(nbins - 1));
+          atomicAdd(&s_hist[d], (IdxT)1);
+          ++ncand;
+        } else if (c > 0) {
+          ++nres;
+        }
+      }
+    }
+    if (writing) { /* block-uniform */
+      unsigned int tot;
+      const unsigned int ex = air_block_excl_scan<unsigned int>(nres | (ncand << 16), s_warp32, &tot);
+      if (threadIdx.x == 0) {
+        const IdxT tr = (IdxT)(tot & 0xFFFFu), tc = (IdxT)(tot >> 16);
+        s_base[0] = tr ? atomicAdd(&st->out_cnt, tr) : (IdxT)0;
+        s_base[1] = tc ? atomicAdd(&st->buf_cnt, tc) : (IdxT)0;
+      }
+      __syncthreads();
+      IdxT ro = s_base[0] + (IdxT)(ex & 0xFFFFu);
+      IdxT co = s_base[1] + (IdxT)(ex >> 16);
+#pragma unroll
+      for (int j = 0; j < ITEMS; ++j) {
+        if (cls[j] > 0) {
+          if ((int64_t)ro < P.k) air_emit(P, row, (int64_t)ro, raw[j], topk_to_rank_key<DT>(raw[j], smallest), idx[j]);
+          ++ro;
+        } else if (cls[j] == 0) {
+          if (co < cap) {
+            dst_raw[co] = raw[j];
+            dst_idx[co] = idx[j];
+          }
+          ++co;
+        }
+      }
+    }
+  }
+
+  /* Merge into the row's histogram, then find out whether this block is the row's last. */
+  __syncthreads();
+  for (int b = threadIdx.x; b < nbins; b += AIR_THREADS) {
+    const IdxT v = s_hist[b];
+    if (v) atomicAdd(&g_hist[b], v);
+  }
+  __threadfence(); /* this thread's histogram, buffer and output writes before the count below */
+  __syncthreads();
+  if (threadIdx.x == 0) s_last = atomicAdd(&st->finished_blocks, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!s_last) return;
+
+  /* The last block: every other block of the row has merged (invariant I4). */
+  __threadfence();
+  for (int b = threadIdx.x; b < nbins; b += AIR_THREADS) {
+    s_hist[b] = __ldcg(&g_hist[b]); /* L2: the other blocks' atomics */
+    g_hist[b] = 0;                  /* zero for the next pass */
+  }
+  __syncthreads();
+  air_choose<IdxT>(s_hist, nbins, k_rem, s_warp, &s_choice);
+  if (threadIdx.x == 0) {
+    const IdxT greater = s_choice.greater, c = s_choice.count;
+    const unsigned long long d = (unsigned long long)s_choice.digit;
+    const IdxT nk = k_rem - greater;
+    st->prefix_key = S.is_idx ? pk : ((pk << S.width) | d);
+    st->prefix_idx = S.is_idx ? ((pi << S.width) | d) : pi;
+    st->level_key = S.level_key + (S.is_idx ? 0 : S.width);
+    st->level_idx = S.level_idx + (S.is_idx ? S.width : 0);
+    st->k_rem = nk;
+    st->len = c;
+    st->src = writing ? 1 + (S.pass & 1) : 0;
+    st->src_len = writing ? cand : (IdxT)0;
+    st->mode = (c == nk || S.last) ? AIR_FINAL : AIR_RUNNING;
+    st->buf_cnt = 0;
+    st->finished_blocks = 0;
+  }
+}
+
+/*
+ * The last filter (Algorithm 1 line 5): reads what the next pass would have read
+ * and writes every element whose prefix beats the chosen one, plus the needed
+ * elements that match it: all of them when C == k_rem (early stop, or after the
+ * index passes), else (nondeterministic) the first k_rem to claim a back slot.
+ */
+template <topk_dtype DT, typename IdxT>
+__global__ void __launch_bounds__(AIR_THREADS) air_final_kernel(const air_params P) {
+  typedef typename topk_dtype_traits<DT>::raw_t RawT;
+  typedef typename topk_dtype_traits<DT>::key_t KeyT;
+  constexpr int KB = topk_dtype_traits<DT>::bits;
+  constexpr int ITEMS = air_items<RawT>();
+  constexpr int64_t TILE = (int64_t)AIR_THREADS * ITEMS;
+
+  __shared__ unsigned int s_warp32[AIR_WARPS];
+  __shared__ IdxT s_base[2];
+
+  const int64_t row = P.row0 + blockIdx.y;
+  air_row_state<IdxT>* st = (air_row_state<IdxT>*)P.state + blockIdx.y;
+  if (st->mode != AIR_FINAL) return; /* AIR_DONE: copied in pass 0 */
+  const air_row_extent R = air_row(P, row);
+  const bool smallest = P.smallest != 0;
+
+  const IdxT k_rem = st->k_rem, cand = st->len, src_len = st->src_len;
+  const int src = st->src, lk = st->level_key, li = st->level_idx;
+  const unsigned long long pk = st->prefix_key, pi = st->prefix_idx;
+  const bool take_all = cand == k_rem;
+  const unsigned long long imask = air_index_mask(P.ib);
+  const int64_t buf_base = R.vo / P.alpha;
+
+  const RawT* src_raw = src == 0 ? (const RawT*)P.in + R.start : (const RawT*)P.buf_raw[src - 1] + buf_base;
+  const IdxT* src_idx = src == 0 ? (const IdxT*)0 : (const IdxT*)P.buf_idx[src - 1] + buf_base;
+  const int64_t count = src == 0 ? R.len : (int64_t)src_len;
+  const int64_t ntiles = (count + TILE - 1) / TILE;
+
+  for (int64_t t = blockIdx.x; t < ntiles; t += gridDim.x) {
+    const int64_t t0 = t * TILE + threadIdx.x;
+    RawT raw[ITEMS];
+    IdxT idx[ITEMS];
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+      const int64_t i = t0 + (int64_t)j * AIR_THREADS;
+      raw[j] = 0;
+      idx[j] = 0;
+      if (i < count) {
+        raw[j] = src_raw[i];
+        idx[j] = src_idx ? src_idx[i] : (IdxT)i;
+      }
+    }
+    signed char cls[ITEMS]; /* 1: front slot, 0: back slot (nondeterministic ties), -1: not taken */
+    unsigned int nf = 0, ne = 0;
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+      const int64_t i = t0 + (int64_t)j * AIR_THREADS;
+      cls[j] = -1;
+      if (i < count) {
+        const KeyT key = topk_to_rank_key<DT>(raw[j], smallest);
+        const int c = air_cmp<KeyT, KB, IdxT>(key, idx[j], lk, pk, li, pi, P.ib, imask);
+        if (c > 0 || (c == 0 && take_all)) {
+          cls[j] = 1;
+          ++nf;
+        } else if (c == 0) {
+          cls[j] = 0;
+          ++ne;
+        }
+      }
+    }
+    unsigned int tot;
+    const unsigned int ex = air_block_excl_scan<unsigned int>(nf | (ne << 16), s_warp32, &tot);
+    if (threadIdx.x == 0) {
+      const IdxT tf = (IdxT)(tot & 0xFFFFu), te = (IdxT)(tot >> 16);
+      s_base[0] = tf ? atomicAdd(&st->out_cnt, tf) : (IdxT)0;
+      s_base[1] = te ? atomicAdd(&st->back_cnt, te) : (IdxT)0;
+    }
+    __syncthreads();
+    IdxT fo = s_base[0] + (IdxT)(ex & 0xFFFFu);
+    IdxT bo = s_base[1] + (IdxT)(ex >> 16);
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+      if (cls[j] == 1) {
+        if ((int64_t)fo < P.k) air_emit(P, row, (int64_t)fo, raw[j], topk_to_rank_key<DT>(raw[j], smallest), idx[j]);
+        ++fo;
+      } else if (cls[j] == 0) {
+        if (bo < k_rem) air_emit(P, row, P.k - 1 - (int64_t)bo, raw[j], topk_to_rank_key<DT>(raw[j], smallest), idx[j]);
+        ++bo;
+      }
+    }
+  }
+}
+
+/* ------------------------------------------------------------------ one-block path */
+
+/*
+ * One thread block per row (row P.row0 + blockIdx.x). Rows of at most stage_cap
+ * elements are staged in dynamic shared memory (stage_cap * sizeof(raw) bytes);
+ * longer rows are re-read from global memory by every pass (correct, slower).
+ * Digits of AIR_ONE_DIGIT_BITS (8: 256 bins, one per thread): short rows favour
+ * small histograms over fewer passes.
+ */
+template <topk_dtype DT, typename IdxT>
+__global__ void __launch_bounds__(AIR_THREADS) air_one_block_kernel(const air_params P, const int64_t stage_cap) {
+  typedef typename topk_dtype_traits<DT>::raw_t RawT;
+  typedef typename topk_dtype_traits<DT>::key_t KeyT;
+  constexpr int KB = topk_dtype_traits<DT>::bits;
+  constexpr int UNROLL = 8;
+  const int NP = air_num_passes(KB, AIR_ONE_DIGIT_BITS);
+
+  extern __shared__ __align__(16) unsigned char air_stage_smem[];
+  RawT* s_row = (RawT*)air_stage_smem;
+  __shared__ IdxT s_hist[AIR_ONE_BINS];
+  __shared__ IdxT s_warp[AIR_WARPS];
+  __shared__ unsigned int s_warp32[AIR_WARPS];
+  __shared__ air_choice<IdxT> s_choice;
+
+  const int64_t row = P.row0 + blockIdx.x;
+  const air_row_extent R = air_row(P, row);
+  const bool smallest = P.smallest != 0;
+  if (R.len <= P.k) {
+    air_copy_row<DT, IdxT>(P, row, R, threadIdx.x, AIR_THREADS);
+    return;
+  }
+  const RawT* in_row = (const RawT*)P.in + R.start;
+  const IdxT len = (IdxT)R.len; /* < k's type range: k < len fits IdxT (host picks IdxT from n) */
+  const bool staged = R.len <= stage_cap;
+  const RawT* rd = staged ? (const RawT*)s_row : in_row;
+
+  if (staged) {
+    for (IdxT i0 = 0; i0 < len; i0 += (IdxT)(AIR_THREADS * UNROLL)) {
+      RawT v[UNROLL];
+#pragma unroll
+      for (int j = 0; j < UNROLL; ++j) {
+        const IdxT i = i0 + (IdxT)(j * AIR_THREADS) + (IdxT)threadIdx.x;
+        if (i < len) v[j] = in_row[i];
+      }
+#pragma unroll
+      for (int j = 0; j < UNROLL; ++j) {
+        const IdxT i = i0 + (IdxT)(j * AIR_THREADS) + (IdxT)threadIdx.x;
+        if (i < len) s_row[i] = v[j];
+      }
+    }
+    __syncthreads();
+  }
+
+  IdxT k_rem = (IdxT)P.k, cand = len;
+  unsigned long long pk = 0;
+  int lk = 0;
+  for (int p = 0; p < NP; ++p) {
+    const int w = air_pass_width(KB, AIR_ONE_DIGIT_BITS, p);
+    const int nbins = 1 << w;
+    const int dshift = KB - lk - w;
+    for (int b = threadIdx.x; b < nbins; b += AIR_THREADS) s_hist[b] = 0;
+    __syncthreads();
+    for (IdxT i = threadIdx.x; i < len; i += AIR_THREADS) {
+      const KeyT key = topk_to_rank_key<DT>(rd[i], smallest);
+      if (lk == 0 || (KeyT)(key >> (KB - lk)) == (KeyT)pk)
+        atomicAdd(&s_hist[(int)((key >> dshift) & (KeyT)(nbins - 1))], (IdxT)1);
+    }
+    __syncthreads();
+    air_choose<IdxT>(s_hist, nbins, k_rem, s_warp, &s_choice);
+    pk = (pk << w) | (unsigned long long)s_choice.digit;
+    lk += w;
+    k_rem -= s_choice.greater;
+    cand = s_choice.count;
+    __syncthreads(); /* s_choice and s_hist are rewritten by the next pass */
+    if (cand == k_rem) break; /* early stop (sec. 3.3); block-uniform */
+  }
+
+  /*
+   * Final filter in index order: the elements beating the prefix, and the first
+   * k_rem (lowest-index) elements matching it. Slot of an element = results before
+   * it in index order, so the output is in index order.
+   */
+  IdxT gt_run = 0, eq_run = 0;
+  for (IdxT b0 = 0; b0 < len; b0 += AIR_THREADS) {
+    const IdxT i = b0 + (IdxT)threadIdx.x;
+    int c = -1;
+    RawT raw = 0;
+    KeyT key = 0;
+    if (i < len) {
+      raw = rd[i];
+      key = topk_to_rank_key<DT>(raw, smallest);
+      c = air_cmp<KeyT, KB, IdxT>(key, i, lk, pk, 0, 0ull, P.ib, 0ull);
+    }
+    const unsigned int gt = c > 0, eq = c == 0;
+    unsigned int tot;
+    const unsigned int ex = air_block_excl_scan<unsigned int>(gt | (eq << 16), s_warp32, &tot);
+    const IdxT gt_before = gt_run + (IdxT)(ex & 0xFFFFu), eq_before = eq_run + (IdxT)(ex >> 16);
+    if (gt) {
+      const IdxT slot = gt_before + (eq_before < k_rem ? eq_before : k_rem);
+      if ((int64_t)slot < P.k) air_emit(P, row, (int64_t)slot, raw, key, i);
+    } else if (eq && eq_before < k_rem) {
+      const IdxT slot = gt_before + eq_before;
+      if ((int64_t)slot < P.k) air_emit(P, row, (int64_t)slot, raw, key, i);
+    }
+    gt_run += (IdxT)(tot & 0xFFFFu);
+    eq_run += (IdxT)(tot >> 16);
+    if ((int64_t)(gt_run + (eq_run < k_rem ? eq_run : k_rem)) >= P.k) break; /* all k slots written; uniform */
+  }
+}
+
+/* ------------------------------------------------------------------ sorted output */
+
+/* Segment offsets b * k for b in [0, rows]. */
+static __global__ void air_segments_kernel(int64_t* seg, int64_t rows, int64_t k) {
+  for (int64_t b = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; b <= rows; b += (int64_t)gridDim.x * blockDim.x)
+    seg[b] = b * k;
+}
+
+/* After the sort: index from the sort buffers, value read back from the input (exact bits). */
+template <typename RawT>
+__global__ void __launch_bounds__(AIR_THREADS) air_decode_kernel(const air_params P, int64_t rows,
+                                                                 const unsigned long long* keys,
+                                                                 const unsigned long long* idxs) {
+  const unsigned long long fmask = (1ull << P.cshift) - 1ull;
+  const int64_t total = rows * P.k;
+  for (int64_t o = (int64_t)blockIdx.x * AIR_THREADS + threadIdx.x; o < total; o += (int64_t)gridDim.x * AIR_THREADS) {
+    const int64_t row = o / P.k;
+    unsigned long long idx;
+    bool pad;
+    if (P.out_mode == AIR_OUT_COMPOSITE) {
+      const unsigned long long c = keys[o];
+      pad = c == ~0ull;
+      idx = c & fmask;
+    } else {
+      idx = idxs[o];
+      pad = idx == ~0ull;
+    }
+    const air_row_extent R = air_row(P, row);
+    if (!pad && (int64_t)idx >= R.len) pad = true; /* cannot happen; keeps the read in bounds */
+    RawT v;
+    int64_t ix;
+    if (pad) {
+      v = (RawT)P.worst_bits;
+      ix = -1;
+    } else {
+      v = ((const RawT*)P.in)[R.start + (int64_t)idx];
+      ix = (int64_t)idx;
+    }
+    ((RawT*)P.values)[o] = v;
+    if (P.index_type == TOPK_INDEX_I64) ((int64_t*)P.indices)[o] = ix;
+    else if (P.index_type == TOPK_INDEX_I32) ((int32_t*)P.indices)[o] = (int32_t)ix;
+  }
+}
+
+#endif /* TOPK_CUDA_AIR_RADIX_KERNELS_CUH */

@@ -1,0 +1,382 @@
+/*
+ * test_gpu_air.c: AIR Top-K (TOPK_ALGO_AIR_RADIX on the CUDA backend) against the
+ * CPU reference, through the public API (DESIGN.md "Testing": differential).
+ *
+ * Every case generates host data (tools/common/gen.h), copies it to the device,
+ * poisons the outputs (0xA5), runs topk_select with algo = AIR_RADIX and backend =
+ * CUDA, copies the results back and hands them to check_topk (tests/check.h):
+ * values equal in[row][idx] bit for bit, distinct indices, the reference's
+ * multiset, the reference's index set unless TOPK_NONDETERMINISTIC, order when
+ * TOPK_SORTED, padding for rows shorter than k.
+ *
+ * Both paths of the implementation are covered: TOPK_AIR_PATH=one|multi forces
+ * one (air_radix.cu); without it the shape decides. TOPK_AIR_ALPHA changes the
+ * buffering threshold, to reach both "always buffer" and "never buffer".
+ *
+ * Skips (exit 77) where no CUDA device is usable. `sanitizer_small` is the quick
+ * subset for compute-sanitizer (memcheck, racecheck):
+ *   compute-sanitizer --tool racecheck ./test_gpu_air sanitizer_small
+ */
+#define _POSIX_C_SOURCE 200112L /* setenv */
+#include <cuda_runtime_api.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "gen.h"
+#include "harness.h"
+#include "topk.h"
+
+static const topk_dtype all_dtypes[] = {TOPK_F32, TOPK_F16, TOPK_BF16, TOPK_F64,
+                                        TOPK_I32, TOPK_U32, TOPK_I64,  TOPK_U64};
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+typedef struct air_case {
+  topk_dtype     dtype;
+  int64_t        batch, n, k, ld;
+  unsigned       flags;
+  topk_index     index_type;
+  gen_opts       gen;           /* seed 0: the test seed */
+  const int64_t* offsets;       /* host, batch + 1 entries; NULL: uniform rows */
+  const char*    path;          /* "one", "multi", or NULL: the algorithm decides */
+  const char*    alpha;         /* TOPK_AIR_ALPHA, or NULL for the default */
+  int            lib_workspace; /* pass no workspace: the library allocates it */
+} air_case;
+
+static void describe_case(const air_case* c) {
+  fprintf(stderr,
+          "  case: %s batch=%lld n=%lld k=%lld ld=%lld flags=0x%x index=%d dist=%s equal_bits=%d nan=%.2f inf=%.2f "
+          "offsets=%s path=%s alpha=%s\n",
+          topk_dtype_name(c->dtype), (long long)c->batch, (long long)c->n, (long long)c->k, (long long)c->ld,
+          c->flags, (int)c->index_type, gen_dist_name(c->gen.dist), c->gen.equal_bits, c->gen.nan_fraction,
+          c->gen.inf_fraction, c->offsets ? "yes" : "no", c->path ? c->path : "auto", c->alpha ? c->alpha : "default");
+}
+
+static void set_env(const char* name, const char* value) {
+  if (value) setenv(name, value, 1);
+  else unsetenv(name);
+}
+
+/* @return 0 if the case passed; -1 (after printing why) otherwise. */
+static int run_case(const air_case* c) {
+  const size_t es = topk_dtype_size(c->dtype);
+  const size_t is = c->index_type == TOPK_INDEX_I32 ? 4 : 8;
+  const int want_idx = c->index_type != TOPK_INDEX_NONE;
+  const int64_t ld = c->offsets ? 0 : (c->ld ? c->ld : c->n);
+  const int64_t count = c->offsets ? c->n : (c->batch - 1) * ld + c->n;
+  const size_t in_bytes = (size_t)(count > 0 ? count : 1) * es;
+  const size_t val_bytes = (size_t)(c->batch * c->k) * es;
+  const size_t idx_bytes = (size_t)(c->batch * c->k) * is;
+  const size_t off_bytes = c->offsets ? (size_t)(c->batch + 1) * sizeof(int64_t) : 0;
+  int rc = -1;
+  void *in = malloc(in_bytes), *vals = malloc(val_bytes), *idxs = want_idx ? malloc(idx_bytes) : NULL;
+  void *d_in = NULL, *d_vals = NULL, *d_idxs = NULL, *d_off = NULL, *d_ws = NULL;
+  if (!in || !vals || (want_idx && !idxs)) {
+    fprintf(stderr, "run_case: out of host memory\n");
+    goto done;
+  }
+
+  gen_opts o = c->gen;
+  if (o.seed == 0) o.seed = test_seed();
+  if ((o.dist == GEN_SORTED_ASC || o.dist == GEN_SORTED_DESC) && !c->offsets) o.row_length = ld;
+  if (count > 0 && gen_fill(in, c->dtype, count, &o) != 0) {
+    fprintf(stderr, "run_case: gen_fill failed\n");
+    goto done;
+  }
+
+  if (cudaMalloc(&d_in, in_bytes) != cudaSuccess || cudaMalloc(&d_vals, val_bytes) != cudaSuccess ||
+      (want_idx && cudaMalloc(&d_idxs, idx_bytes) != cudaSuccess) ||
+      (c->offsets && cudaMalloc(&d_off, off_bytes) != cudaSuccess)) {
+    fprintf(stderr, "run_case: cudaMalloc failed\n");
+    goto done;
+  }
+  cudaMemcpy(d_in, in, in_bytes, cudaMemcpyHostToDevice);
+  if (c->offsets) cudaMemcpy(d_off, c->offsets, off_bytes, cudaMemcpyHostToDevice);
+  cudaMemset(d_vals, 0xA5, val_bytes); /* poison: an unwritten slot fails the check */
+  if (want_idx) cudaMemset(d_idxs, 0xA5, idx_bytes);
+
+  set_env("TOPK_AIR_PATH", c->path);
+  set_env("TOPK_AIR_ALPHA", c->alpha);
+  topk_problem p = {.dtype = c->dtype,
+                    .batch = c->batch,
+                    .n = c->n,
+                    .k = c->k,
+                    .ld = c->offsets ? 0 : c->ld,
+                    .row_offsets = (const int64_t*)d_off,
+                    .index_type = c->index_type,
+                    .flags = c->flags,
+                    .algo = TOPK_ALGO_AIR_RADIX,
+                    .backend = TOPK_BACKEND_CUDA};
+  size_t ws = 0;
+  topk_status s = topk_workspace_size(&p, &ws);
+  if (s != TOPK_SUCCESS) {
+    fprintf(stderr, "topk_workspace_size: %s (%s)\n", topk_status_name(s), topk_error_detail());
+    goto done;
+  }
+  if (!c->lib_workspace && ws > 0 && cudaMalloc(&d_ws, ws) != cudaSuccess) {
+    fprintf(stderr, "run_case: cudaMalloc of %zu workspace bytes failed\n", ws);
+    goto done;
+  }
+  s = topk_select(&p, d_in, d_vals, d_idxs, d_ws, c->lib_workspace ? 0 : ws, NULL);
+  if (s != TOPK_SUCCESS) {
+    fprintf(stderr, "topk_select: %s (%s)\n", topk_status_name(s), topk_error_detail());
+    goto done;
+  }
+  cudaError_t e = cudaDeviceSynchronize();
+  if (e == cudaSuccess) e = cudaGetLastError();
+  if (e != cudaSuccess) {
+    fprintf(stderr, "CUDA error after topk_select: %s\n", cudaGetErrorString(e));
+    goto done;
+  }
+  cudaMemcpy(vals, d_vals, val_bytes, cudaMemcpyDeviceToHost);
+  if (want_idx) cudaMemcpy(idxs, d_idxs, idx_bytes, cudaMemcpyDeviceToHost);
+
+  topk_problem hp = p;
+  hp.row_offsets = NULL;
+  rc = check_topk(&hp, in, c->offsets, vals, want_idx ? idxs : NULL);
+
+done:
+  set_env("TOPK_AIR_PATH", NULL);
+  set_env("TOPK_AIR_ALPHA", NULL);
+  if (rc != 0) describe_case(c);
+  cudaFree(d_in);
+  cudaFree(d_vals);
+  cudaFree(d_idxs);
+  cudaFree(d_off);
+  cudaFree(d_ws);
+  free(in);
+  free(vals);
+  free(idxs);
+  return rc;
+}
+
+#define SKIP_WITHOUT_GPU()                              \
+  do {                                                  \
+    if (!topk_cuda_available()) return TEST_SKIP;       \
+  } while (0)
+
+#define RUN(...)                                        \
+  do {                                                  \
+    air_case c_ = {__VA_ARGS__};                        \
+    ASSERT_EQ_I64(run_case(&c_), 0);                    \
+  } while (0)
+
+static const char* const paths[2] = {"multi", "one"};
+
+/* ------------------------------------------------------------------ tests */
+
+/* Small and quick: both paths, buffering, index passes, offsets, sorted. For compute-sanitizer. */
+TEST(sanitizer_small) {
+  SKIP_WITHOUT_GPU();
+  RUN(.dtype = TOPK_F32, .batch = 2, .n = 20000, .k = 100, .gen = {.dist = GEN_UNIFORM}, .path = "multi");
+  RUN(.dtype = TOPK_F32, .batch = 2, .n = 20000, .k = 100, .flags = TOPK_SORTED, .gen = {.dist = GEN_NORMAL},
+      .path = "multi", .alpha = "4");
+  /* f16: many ties at the k-th value -> index passes, from a candidate buffer with alpha 4 */
+  RUN(.dtype = TOPK_F16, .batch = 2, .n = 20000, .k = 300, .gen = {.dist = GEN_UNIFORM}, .path = "multi", .alpha = "4");
+  RUN(.dtype = TOPK_F16, .batch = 2, .n = 20000, .k = 300, .flags = TOPK_NONDETERMINISTIC,
+      .gen = {.dist = GEN_UNIFORM}, .path = "multi", .alpha = "4");
+  RUN(.dtype = TOPK_F64, .batch = 5, .n = 700, .k = 33, .flags = TOPK_SORTED | TOPK_SMALLEST,
+      .gen = {.dist = GEN_ZIPF}, .path = "one");
+  static const int64_t off[] = {0, 0, 3, 40, 1040, 1040, 3000};
+  RUN(.dtype = TOPK_BF16, .batch = 6, .n = 3000, .k = 40, .gen = {.dist = GEN_NORMAL}, .offsets = off,
+      .path = "multi");
+  RUN(.dtype = TOPK_BF16, .batch = 6, .n = 3000, .k = 40, .flags = TOPK_SORTED, .gen = {.dist = GEN_NORMAL},
+      .offsets = off, .path = "one");
+  return TEST_OK;
+}
+
+/* Every dtype, both directions, sorted or not, on both paths. */
+TEST(dtypes_directions) {
+  SKIP_WITHOUT_GPU();
+  for (int d = 0; d < COUNT(all_dtypes); ++d)
+    for (int f = 0; f < 4; ++f) {
+      const unsigned flags = (f & 1 ? TOPK_SMALLEST : 0u) | (f & 2 ? TOPK_SORTED : 0u);
+      RUN(.dtype = all_dtypes[d], .batch = 2, .n = 50000, .k = 500, .flags = flags, .gen = {.dist = GEN_NORMAL});
+      RUN(.dtype = all_dtypes[d], .batch = 20, .n = 2000, .k = 64, .flags = flags, .gen = {.dist = GEN_UNIFORM});
+    }
+  return TEST_OK;
+}
+
+/* The distributions of DESIGN.md, radix-adversarial ones included, on both paths. */
+TEST(distributions) {
+  static const topk_dtype dts[] = {TOPK_F32, TOPK_BF16, TOPK_F64, TOPK_I32};
+  static const gen_opts dists[] = {
+      {.dist = GEN_UNIFORM},
+      {.dist = GEN_NORMAL},
+      {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 8},
+      {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 16},
+      {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 20},
+      {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 24},
+      {.dist = GEN_CD},
+      {.dist = GEN_ALL_EQUAL},
+      {.dist = GEN_ZIPF},
+      {.dist = GEN_SORTED_ASC},
+      {.dist = GEN_SORTED_DESC},
+      {.dist = GEN_UNIFORM, .nan_fraction = 0.05, .inf_fraction = 0.05},
+      {.dist = GEN_NORMAL, .nan_fraction = 0.3, .inf_fraction = 0.3},
+  };
+  SKIP_WITHOUT_GPU();
+  for (int d = 0; d < COUNT(dts); ++d)
+    for (int g = 0; g < COUNT(dists); ++g)
+      for (int smallest = 0; smallest < 2; ++smallest) {
+        const unsigned flags = smallest ? TOPK_SMALLEST : 0u;
+        RUN(.dtype = dts[d], .batch = 1, .n = 100000, .k = 1000, .flags = flags, .gen = dists[g]);
+        RUN(.dtype = dts[d], .batch = 8, .n = 3000, .k = 100, .flags = flags | TOPK_SORTED, .gen = dists[g]);
+      }
+  return TEST_OK;
+}
+
+/* k = 1, n - 1, n on both paths, deterministic or not, sorted or not. */
+TEST(k_extremes) {
+  static const topk_dtype dts[] = {TOPK_F32, TOPK_F16, TOPK_U64};
+  static const gen_dist gd[] = {GEN_UNIFORM, GEN_ALL_EQUAL, GEN_ZIPF};
+  SKIP_WITHOUT_GPU();
+  for (int d = 0; d < COUNT(dts); ++d)
+    for (int g = 0; g < COUNT(gd); ++g)
+      for (int pa = 0; pa < 2; ++pa)
+        for (int f = 0; f < 4; ++f) {
+          const int64_t n = pa == 0 ? 30000 : 1000;
+          const int64_t ks[3] = {1, n - 1, n};
+          const unsigned flags = (f & 1 ? TOPK_NONDETERMINISTIC : 0u) | (f & 2 ? TOPK_SORTED : 0u);
+          for (int ki = 0; ki < 3; ++ki)
+            RUN(.dtype = dts[d], .batch = 2, .n = n, .k = ks[ki], .flags = flags, .gen = {.dist = gd[g]},
+                .path = paths[pa]);
+        }
+  /* the smallest rows */
+  for (int pa = 0; pa < 2; ++pa) {
+    RUN(.dtype = TOPK_F32, .batch = 3, .n = 1, .k = 1, .gen = {.dist = GEN_NORMAL}, .path = paths[pa]);
+    RUN(.dtype = TOPK_F32, .batch = 3, .n = 2, .k = 1, .gen = {.dist = GEN_ALL_EQUAL}, .path = paths[pa]);
+    RUN(.dtype = TOPK_I64, .batch = 3, .n = 5, .k = 3, .flags = TOPK_SORTED, .gen = {.dist = GEN_ZIPF},
+        .path = paths[pa]);
+  }
+  return TEST_OK;
+}
+
+/* int32, int64 and no indices; sorted or not; both paths, both sort encodings (32- and 64-bit keys). */
+TEST(index_types) {
+  static const topk_index its[] = {TOPK_INDEX_I64, TOPK_INDEX_I32, TOPK_INDEX_NONE};
+  static const topk_dtype dts[] = {TOPK_F32, TOPK_I64};
+  SKIP_WITHOUT_GPU();
+  for (int i = 0; i < COUNT(its); ++i)
+    for (int d = 0; d < COUNT(dts); ++d)
+      for (int pa = 0; pa < 2; ++pa)
+        for (int sorted = 0; sorted < 2; ++sorted)
+          RUN(.dtype = dts[d], .batch = 3, .n = pa == 0 ? 40000 : 2500, .k = 257, .flags = sorted ? TOPK_SORTED : 0u,
+              .index_type = its[i], .gen = {.dist = GEN_ZIPF}, .path = paths[pa]);
+  return TEST_OK;
+}
+
+/* TOPK_NONDETERMINISTIC: any tied elements (check_topk then checks the multiset only). */
+TEST(nondeterministic) {
+  static const gen_dist gd[] = {GEN_ZIPF, GEN_ALL_EQUAL, GEN_UNIFORM};
+  SKIP_WITHOUT_GPU();
+  for (int g = 0; g < COUNT(gd); ++g)
+    for (int pa = 0; pa < 2; ++pa)
+      for (int sorted = 0; sorted < 2; ++sorted) {
+        const unsigned flags = TOPK_NONDETERMINISTIC | (sorted ? TOPK_SORTED : 0u);
+        RUN(.dtype = TOPK_F16, .batch = 4, .n = pa == 0 ? 100000 : 4000, .k = 1500, .flags = flags,
+            .gen = {.dist = gd[g]}, .path = paths[pa]);
+        RUN(.dtype = TOPK_I32, .batch = 4, .n = pa == 0 ? 100000 : 4000, .k = 7, .flags = flags | TOPK_SMALLEST,
+            .gen = {.dist = gd[g]}, .path = paths[pa]);
+      }
+  return TEST_OK;
+}
+
+/* Variable-length rows from device offsets: empty rows, rows shorter than k, equal to k, long. */
+TEST(variable_rows) {
+  static const int64_t off[] = {0, 0, 1, 6, 69, 70, 71, 3071, 3071, 103071, 103072, 110000, 110000};
+  const int64_t batch = COUNT(off) - 1, n = off[COUNT(off) - 1];
+  static const topk_dtype dts[] = {TOPK_F32, TOPK_F64, TOPK_BF16, TOPK_U32};
+  SKIP_WITHOUT_GPU();
+  for (int d = 0; d < COUNT(dts); ++d)
+    for (int pa = 0; pa < 3; ++pa)
+      for (int f = 0; f < 8; ++f) {
+        const unsigned flags = (f & 1 ? TOPK_SORTED : 0u) | (f & 2 ? TOPK_NONDETERMINISTIC : 0u) |
+                               (f & 4 ? TOPK_SMALLEST : 0u);
+        RUN(.dtype = dts[d], .batch = batch, .n = n, .k = 70, .flags = flags, .gen = {.dist = GEN_ZIPF},
+            .offsets = off, .path = pa < 2 ? paths[pa] : NULL);
+      }
+  /* k larger than every row; the whole buffer as one row; alpha that always buffers */
+  RUN(.dtype = TOPK_F32, .batch = batch, .n = n, .k = 200000, .gen = {.dist = GEN_NORMAL}, .offsets = off,
+      .path = "multi");
+  static const int64_t one_row[] = {0, 50000};
+  RUN(.dtype = TOPK_F16, .batch = 1, .n = 50000, .k = 4000, .flags = TOPK_SORTED, .gen = {.dist = GEN_UNIFORM},
+      .offsets = one_row, .path = "multi", .alpha = "2");
+  return TEST_OK;
+}
+
+/* Many rows: 10^4 short rows (one block per row), and chunked MULTI launches (1024 rows per chunk). */
+TEST(many_rows) {
+  SKIP_WITHOUT_GPU();
+  RUN(.dtype = TOPK_F32, .batch = 10000, .n = 256, .k = 16, .gen = {.dist = GEN_NORMAL});
+  RUN(.dtype = TOPK_F32, .batch = 10000, .n = 256, .k = 16, .flags = TOPK_SORTED, .gen = {.dist = GEN_ZIPF});
+  RUN(.dtype = TOPK_BF16, .batch = 10000, .n = 1000, .k = 100, .flags = TOPK_SMALLEST, .gen = {.dist = GEN_UNIFORM});
+  RUN(.dtype = TOPK_F32, .batch = 3000, .n = 1000, .k = 10, .gen = {.dist = GEN_ZIPF}, .path = "multi");
+  RUN(.dtype = TOPK_F64, .batch = 2100, .n = 600, .k = 599, .flags = TOPK_SORTED, .gen = {.dist = GEN_UNIFORM},
+      .path = "multi");
+  return TEST_OK;
+}
+
+/* Row stride larger than the row. */
+TEST(leading_dimension) {
+  SKIP_WITHOUT_GPU();
+  for (int pa = 0; pa < 2; ++pa) {
+    RUN(.dtype = TOPK_F32, .batch = 5, .n = 9000, .k = 50, .ld = 9017, .gen = {.dist = GEN_NORMAL}, .path = paths[pa]);
+    RUN(.dtype = TOPK_F16, .batch = 5, .n = 9000, .k = 9000, .ld = 10000, .flags = TOPK_SORTED,
+        .gen = {.dist = GEN_ZIPF}, .path = paths[pa]);
+  }
+  return TEST_OK;
+}
+
+/* Both ends of the adaptive buffer: alpha 2 buffers from pass 1, a huge alpha never buffers. */
+TEST(alpha_extremes) {
+  static const char* const alphas[] = {"2", "1000000000"};
+  SKIP_WITHOUT_GPU();
+  for (int a = 0; a < 2; ++a)
+    for (int f = 0; f < 4; ++f) {
+      const unsigned flags = (f & 1 ? TOPK_NONDETERMINISTIC : 0u) | (f & 2 ? TOPK_SORTED : 0u);
+      RUN(.dtype = TOPK_F32, .batch = 2, .n = 200000, .k = 5000, .flags = flags, .gen = {.dist = GEN_UNIFORM},
+          .path = "multi", .alpha = alphas[a]);
+      RUN(.dtype = TOPK_F16, .batch = 2, .n = 200000, .k = 5000, .flags = flags, .gen = {.dist = GEN_UNIFORM},
+          .path = "multi", .alpha = alphas[a]);
+      RUN(.dtype = TOPK_U64, .batch = 2, .n = 100000, .k = 77, .flags = flags,
+          .gen = {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 40}, .path = "multi", .alpha = alphas[a]);
+    }
+  return TEST_OK;
+}
+
+/* The library allocates the workspace (stream-ordered) when none is passed. */
+TEST(library_workspace) {
+  SKIP_WITHOUT_GPU();
+  RUN(.dtype = TOPK_F32, .batch = 3, .n = 70000, .k = 99, .flags = TOPK_SORTED, .gen = {.dist = GEN_NORMAL},
+      .lib_workspace = 1);
+  RUN(.dtype = TOPK_F32, .batch = 30, .n = 700, .k = 99, .gen = {.dist = GEN_NORMAL}, .lib_workspace = 1);
+  return TEST_OK;
+}
+
+/* Large single rows: the whole GPU on one row. */
+TEST(large_n) {
+  SKIP_WITHOUT_GPU();
+  const int64_t n = (int64_t)1 << 24;
+  RUN(.dtype = TOPK_F32, .batch = 1, .n = n, .k = 16384, .gen = {.dist = GEN_UNIFORM});
+  RUN(.dtype = TOPK_F32, .batch = 1, .n = n, .k = 1000, .flags = TOPK_SORTED,
+      .gen = {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 20});
+  RUN(.dtype = TOPK_BF16, .batch = 1, .n = (int64_t)1 << 22, .k = (int64_t)1 << 20, .gen = {.dist = GEN_ALL_EQUAL});
+  return TEST_OK;
+}
+
+#define LIST(X)           \
+  X(sanitizer_small)      \
+  X(dtypes_directions)    \
+  X(distributions)        \
+  X(k_extremes)           \
+  X(index_types)          \
+  X(nondeterministic)     \
+  X(variable_rows)        \
+  X(many_rows)            \
+  X(leading_dimension)    \
+  X(alpha_extremes)       \
+  X(library_workspace)    \
+  X(large_n)
+TEST_MAIN(LIST)

@@ -18,7 +18,8 @@
  *     with the lowest indices are returned, so the result set is the same on every
  *     run and every GPU. With TOPK_SORTED, equal values are ordered by index.
  *     TOPK_NONDETERMINISTIC lets an algorithm return any of the tied elements.
- *   - k == 0 or batch == 0: success, nothing is written. k > n: TOPK_ERR_K_RANGE.
+ *   - k == 0 or batch == 0: success, nothing is written. k > n: TOPK_ERR_K_RANGE
+ *     (variable-length rows shorter than k are padded instead: see topk_problem).
  *   - Any rejected call writes nothing to the outputs.
  *   - CUDA backend: stream-ordered and asynchronous; no host synchronisation and
  *     no device-to-host copy inside a call.
@@ -182,7 +183,9 @@ TOPK_API int topk_cuda_available(void);
  *   before the call returns: they must be non-decreasing and within [0, n]. A row
  *   shorter than k returns its whole row, then pads its slots with index -1 and
  *   the worst value of the direction (largest: -inf, INT_MIN, 0; smallest: NaN,
- *   INT_MAX, UINT_MAX).
+ *   INT_MAX, UINT_MAX). The CPU backend checks host offsets first (a decreasing
+ *   offset, or one outside [0, n]: TOPK_ERR_INVALID_ARGUMENT); CUDA algorithms clamp
+ *   them on the device, so bad offsets give wrong rows but no out-of-bounds access.
  */
 typedef struct topk_problem {
   topk_dtype     dtype;       /* 0 = TOPK_F32 */

@@ -217,6 +217,24 @@ static int overlaps(const void* a, size_t an, const void* b, size_t bn) {
   return x < y + bn && y < x + an;
 }
 
+/*
+ * The CPU backend reads offsets on the host, so it can check them before anything is read;
+ * a bad one must not send an algorithm out of bounds. (The CUDA backend cannot read them
+ * without a device-to-host copy; its algorithms clamp them on the device instead.)
+ */
+static topk_status check_host_offsets(const topk_problem* p, const int64_t* offsets) {
+  if (!offsets) return TOPK_SUCCESS;
+  for (int64_t r = 0; r <= p->batch; ++r) {
+    int64_t o = offsets[r];
+    TOPK_RETURN_IF(o < 0 || o > p->n, TOPK_ERR_INVALID_ARGUMENT, "row_offsets[%lld]=%lld is outside [0, n=%lld]",
+                   (long long)r, (long long)o, (long long)p->n);
+    TOPK_RETURN_IF(r > 0 && o < offsets[r - 1], TOPK_ERR_INVALID_ARGUMENT,
+                   "row_offsets[%lld]=%lld is smaller than row_offsets[%lld]=%lld", (long long)r, (long long)o,
+                   (long long)(r - 1), (long long)offsets[r - 1]);
+  }
+  return TOPK_SUCCESS;
+}
+
 static topk_status plan_run(const struct topk_plan_s* plan, const void* in, const int64_t* row_offsets,
                             void* out_values, void* out_indices, void* workspace, size_t workspace_bytes,
                             topk_stream stream) {
@@ -289,7 +307,10 @@ static topk_status plan_run(const struct topk_plan_s* plan, const void* in, cons
   a.indices = out_indices;
   a.dev = ops->backend == TOPK_BACKEND_CUDA ? &plan->dev : NULL;
 
-  if (ops->backend == TOPK_BACKEND_CPU) return ops->run(&a, NULL, 0, stream);
+  if (ops->backend == TOPK_BACKEND_CPU) {
+    TOPK_FORWARD_IF_ERROR(check_host_offsets(p, row_offsets));
+    return ops->run(&a, NULL, 0, stream);
+  }
 
   int previous = 0;
   TOPK_FORWARD_IF_ERROR(topk_cuda_set_device(plan->dev.ordinal, &previous));

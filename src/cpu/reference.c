@@ -36,20 +36,6 @@ static topk_status ref_workspace_size(const topk_problem* p, const topk_device_i
   return TOPK_SUCCESS;
 }
 
-/* Host offsets can be checked before anything is read: a bad one must not send us out of bounds. */
-static topk_status ref_check_offsets(const topk_problem* p) {
-  if (!p->row_offsets) return TOPK_SUCCESS;
-  for (int64_t r = 0; r <= p->batch; ++r) {
-    int64_t o = p->row_offsets[r];
-    TOPK_RETURN_IF(o < 0 || o > p->n, TOPK_ERR_INVALID_ARGUMENT, "row_offsets[%lld]=%lld is outside [0, n=%lld]",
-                   (long long)r, (long long)o, (long long)p->n);
-    TOPK_RETURN_IF(r > 0 && o < p->row_offsets[r - 1], TOPK_ERR_INVALID_ARGUMENT,
-                   "row_offsets[%lld]=%lld is smaller than row_offsets[%lld]=%lld", (long long)r, (long long)o,
-                   (long long)(r - 1), (long long)p->row_offsets[r - 1]);
-  }
-  return TOPK_SUCCESS;
-}
-
 static void ref_store_index(const topk_args* a, int64_t slot, int64_t idx) {
   if (a->p.index_type == TOPK_INDEX_I64) ((int64_t*)a->indices)[slot] = idx;
   else if (a->p.index_type == TOPK_INDEX_I32) ((int32_t*)a->indices)[slot] = (int32_t)idx;
@@ -58,7 +44,6 @@ static void ref_store_index(const topk_args* a, int64_t slot, int64_t idx) {
 static topk_status ref_run(const topk_args* a, void* workspace, size_t workspace_bytes, topk_stream stream) {
   (void)workspace; (void)workspace_bytes; (void)stream;
   const topk_problem* p = &a->p;
-  TOPK_FORWARD_IF_ERROR(ref_check_offsets(p));
 
   int64_t longest = 0;
   for (int64_t r = 0; r < p->batch; ++r) {

@@ -709,20 +709,6 @@ static void sel_rows_main(void* ctx, int tid) {
   }
 }
 
-/* Host offsets can be checked before anything is read: a bad one must not send us out of bounds. */
-static topk_status sel_check_offsets(const topk_problem* p) {
-  if (!p->row_offsets) return TOPK_SUCCESS;
-  for (int64_t r = 0; r <= p->batch; ++r) {
-    int64_t o = p->row_offsets[r];
-    TOPK_RETURN_IF(o < 0 || o > p->n, TOPK_ERR_INVALID_ARGUMENT, "row_offsets[%lld]=%lld is outside [0, n=%lld]",
-                   (long long)r, (long long)o, (long long)p->n);
-    TOPK_RETURN_IF(r > 0 && o < p->row_offsets[r - 1], TOPK_ERR_INVALID_ARGUMENT,
-                   "row_offsets[%lld]=%lld is smaller than row_offsets[%lld]=%lld", (long long)r, (long long)o,
-                   (long long)(r - 1), (long long)p->row_offsets[r - 1]);
-  }
-  return TOPK_SUCCESS;
-}
-
 static void sel_free_workers(sel_worker* ws, int nw) {
   for (int t = 0; t < nw; ++t) {
     free(ws[t].bufs[0]);
@@ -738,7 +724,6 @@ static void sel_free_workers(sel_worker* ws, int nw) {
 static topk_status sel_run(const topk_args* a, void* workspace, size_t workspace_bytes, topk_stream stream) {
   (void)workspace; (void)workspace_bytes; (void)stream;
   const topk_problem* p = &a->p;
-  TOPK_FORWARD_IF_ERROR(sel_check_offsets(p));
 
   sel_call c;
   c.a = a;

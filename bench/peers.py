@@ -656,6 +656,7 @@ def parse_args(argv):
     ap.add_argument("--reps", type=int, default=20, help="at least this many timed calls (default 20)")
     ap.add_argument("--warmup", type=int, default=3, help="untimed calls first (default 3)")
     ap.add_argument("--min-time", type=float, default=0.1, help="time at least this many seconds per measurement")
+    ap.add_argument("--time-limit", type=float, default=0, help="start no case after this many seconds (0: none)")
     args = ap.parse_args(argv)
     args.peers = [p for p in args.peers.split(",") if p]
     for p in args.peers:
@@ -717,6 +718,10 @@ def main(argv=None):
         writer.writeheader()
     rows, fails, start = [], 0, time.perf_counter()
     for i, c in enumerate(cases):
+        if args.time_limit and time.perf_counter() - start > args.time_limit:
+            print(f"[peers] --time-limit {args.time_limit:g} s reached: {len(cases) - i} of {len(cases)} cases not run",
+                  file=sys.stderr)
+            break
         try:
             row = run_case(c, ctx, args)
         except Exception as e:  # the input could not be made (memory, dtype): record and go on

@@ -355,6 +355,89 @@ TEST(library_workspace) {
   return TEST_OK;
 }
 
+/*
+ * Sorted output sorted inside the one-block kernel (AIR_OUT_BLOCK, air_radix.cu): m =
+ * next power of two >= k <= 2048 and staged row + m x (8 + 4) bytes <= 45056. Rows
+ * staged at 32 KB (f32 8192, f16 16384, f64 4096): k <= 1024 in the kernel, 1025 by
+ * CUB; uniform rows of 3000 f32 (12 KB staged): k <= 2048 in the kernel.
+ */
+TEST(block_sort) {
+  static const topk_dtype dts[] = {TOPK_F32, TOPK_F16, TOPK_F64, TOPK_I32, TOPK_U64};
+  static const int64_t stage_n[] = {8192, 16384, 4096, 8192, 4096};
+  static const gen_opts dists[] = {
+      {.dist = GEN_UNIFORM},
+      {.dist = GEN_ALL_EQUAL},
+      {.dist = GEN_ZIPF},
+      {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 16},
+      {.dist = GEN_NORMAL, .nan_fraction = 0.3, .inf_fraction = 0.2},
+      {.dist = GEN_UNIFORM, .nan_fraction = 1.0},
+  };
+  static const int64_t ks[] = {1, 8, 511, 513, 1023, 1024, 1025};
+  SKIP_WITHOUT_GPU();
+  /* across the threshold, every distribution, both directions (the shape picks the one-block path) */
+  for (int d = 0; d < COUNT(dts); ++d)
+    for (int g = 0; g < COUNT(dists); ++g)
+      for (int ki = 0; ki < COUNT(ks); ++ki) {
+        const unsigned flags = TOPK_SORTED | ((d + g + ki) & 1 ? TOPK_SMALLEST : 0u);
+        RUN(.dtype = dts[d], .batch = 3, .n = stage_n[d], .k = ks[ki], .flags = flags, .gen = dists[g]);
+      }
+  /* index types and nondeterministic ties on both sides of the threshold */
+  static const topk_index its[] = {TOPK_INDEX_I64, TOPK_INDEX_I32, TOPK_INDEX_NONE};
+  for (int i = 0; i < COUNT(its); ++i)
+    for (int ki = 4; ki < COUNT(ks); ++ki) {
+      RUN(.dtype = TOPK_F32, .batch = 4, .n = 8192, .k = ks[ki], .flags = TOPK_SORTED, .index_type = its[i],
+          .gen = {.dist = GEN_ZIPF});
+      RUN(.dtype = TOPK_BF16, .batch = 4, .n = 8192, .k = ks[ki], .flags = TOPK_SORTED | TOPK_NONDETERMINISTIC,
+          .index_type = its[i], .gen = {.dist = GEN_ALL_EQUAL});
+    }
+  /* short uniform rows: threshold at 2048, k = n - 1, k = n, with a row stride (padding: variable rows below) */
+  static const int64_t ks_short[] = {2047, 2048, 2049, 2999, 3000};
+  for (int ki = 0; ki < COUNT(ks_short); ++ki)
+    for (int g = 0; g < COUNT(dists); ++g) {
+      RUN(.dtype = TOPK_F32, .batch = 3, .n = 3000, .k = ks_short[ki], .flags = TOPK_SORTED, .gen = dists[g]);
+      RUN(.dtype = TOPK_F16, .batch = 2, .n = 3000, .k = ks_short[ki], .ld = 3007, .flags = TOPK_SORTED | TOPK_SMALLEST,
+          .gen = dists[g], .path = "one");
+    }
+  /* variable rows (empty, shorter than k, equal to k, longer than the staged 8192): forced one-block */
+  static const int64_t off[] = {0, 0, 1, 6, 69, 70, 71, 1095, 1095, 11095, 11096, 12121, 12121, 13146};
+  const int64_t batch = COUNT(off) - 1, n = off[COUNT(off) - 1];
+  static const int64_t ks_off[] = {1, 70, 1024, 1025};
+  for (int ki = 0; ki < COUNT(ks_off); ++ki)
+    for (int f = 0; f < 4; ++f) {
+      const unsigned flags = TOPK_SORTED | (f & 1 ? TOPK_SMALLEST : 0u) | (f & 2 ? TOPK_NONDETERMINISTIC : 0u);
+      RUN(.dtype = TOPK_F32, .batch = batch, .n = n, .k = ks_off[ki], .flags = flags, .gen = {.dist = GEN_ZIPF},
+          .offsets = off, .path = "one");
+      RUN(.dtype = TOPK_F64, .batch = batch, .n = n, .k = ks_off[ki], .flags = flags, .index_type = TOPK_INDEX_I32,
+          .gen = {.dist = GEN_NORMAL, .nan_fraction = 0.2}, .offsets = off, .path = "one");
+    }
+  /* the MoE router shape; the library-allocated workspace */
+  RUN(.dtype = TOPK_F32, .batch = 16384, .n = 128, .k = 8, .flags = TOPK_SORTED, .gen = {.dist = GEN_NORMAL});
+  RUN(.dtype = TOPK_BF16, .batch = 16384, .n = 128, .k = 8, .flags = TOPK_SORTED, .gen = {.dist = GEN_ZIPF});
+  RUN(.dtype = TOPK_F32, .batch = 30, .n = 700, .k = 99, .flags = TOPK_SORTED, .gen = {.dist = GEN_NORMAL},
+      .lib_workspace = 1);
+
+  /* workspace: none when the kernel sorts, some (the CUB sort) just above the threshold */
+  topk_problem p = {.dtype = TOPK_F32,
+                    .batch = 3,
+                    .n = 8192,
+                    .k = 1024,
+                    .index_type = TOPK_INDEX_I64,
+                    .flags = TOPK_SORTED,
+                    .algo = TOPK_ALGO_AIR_RADIX,
+                    .backend = TOPK_BACKEND_CUDA};
+  size_t ws = 1;
+  ASSERT_EQ_I64(topk_workspace_size(&p, &ws), TOPK_SUCCESS);
+  ASSERT_EQ_U64(ws, 0);
+  p.k = 1025;
+  ASSERT_EQ_I64(topk_workspace_size(&p, &ws), TOPK_SUCCESS);
+  ASSERT_TRUE(ws > 0);
+  p.k = 1024;
+  p.flags = 0;
+  ASSERT_EQ_I64(topk_workspace_size(&p, &ws), TOPK_SUCCESS);
+  ASSERT_EQ_U64(ws, 0);
+  return TEST_OK;
+}
+
 /* Large single rows: the whole GPU on one row. */
 TEST(large_n) {
   SKIP_WITHOUT_GPU();
@@ -378,5 +461,6 @@ TEST(large_n) {
   X(leading_dimension)    \
   X(alpha_extremes)       \
   X(library_workspace)    \
+  X(block_sort)           \
   X(large_n)
 TEST_MAIN(LIST)

@@ -10,7 +10,8 @@
  *              in shared memory (n elements for uniform rows), all passes in one
  *              kernel with 8-bit digits (AIR_ONE_DIGIT_BITS; 256-bin histograms: short
  *              rows pay per bin).
- *              One launch in all (plus the sort when TOPK_SORTED).
+ *              One launch in all; TOPK_SORTED adds nothing when k fits the in-kernel
+ *              sort (AIR_OUT_BLOCK, below), else the CUB sort and decode launches.
  *   MULTI      otherwise: rows in chunks of at most AIR_CHUNK_ROWS; per chunk a
  *              memset of the rows' state and histograms, one launch per pass
  *              (key passes, then, deterministic only, index passes) and one final
@@ -35,7 +36,7 @@
  *   sorted:  2 x batch x k x 8 bytes of sort keys (+ the same again for indices when
  *            the key is 64-bit or n >= 2^31), batch + 1 segment offsets (8 bytes,
  *            batch > 1) and CUB's temporary storage.
- *   ONE-BLOCK: only the sorted part.
+ *   ONE-BLOCK: only the sorted part, and none when the kernel sorts (AIR_OUT_BLOCK).
  *
  * Sorted output (TOPK_SORTED): the selection writes sort keys instead of results;
  * CUB radix-sorts each row's k of them (DeviceRadixSort for batch 1, with 64-bit
@@ -45,6 +46,11 @@
  *     sorted over KB + ib + 1 bits: best first, equal keys by index; padding is
  *     all ones (sorts last; the extra bit keeps it above every real index).
  *   otherwise: (~rankkey, index) pairs, sorted by index and then stably by key.
+ * ONE-BLOCK with m = next power of two >= k <= AIR_BLOCK_SORT_MAX and the staged row
+ * plus m x (8 + index bytes) within AIR_ONE_SMEM_BUDGET (a function of the shape and
+ * TOPK_AIR_PATH only, so workspace_size and run agree): the kernel writes (~rankkey,
+ * index) to shared memory, bitonic-sorts them (same order: best first, equal keys by
+ * index) and writes the outputs itself (AIR_OUT_BLOCK): no workspace, one launch.
  *
  * Knobs for measurement (environment, read at every call): TOPK_AIR_ALPHA (the
  * adaptive-buffer alpha, default 128, the paper's choice: to be re-measured on the
@@ -74,6 +80,13 @@ static const int64_t AIR_CHUNK_ROWS = 1024;    /* rows per MULTI launch (histogr
 static const int AIR_BLOCKS_PER_SM = 4;        /* MULTI grid target */
 static const int64_t AIR_MIN_TILES = 4;        /* MULTI: tiles (4096 / 2048 elements) per block at least */
 static const int64_t AIR_STAGE_BYTES = 32768;  /* ONE-BLOCK: row staged in shared memory up to this */
+/* ONE-BLOCK sorted: the k results are sorted in the kernel (no CUB sort, no workspace) when
+ * the next power of two m >= k is at most AIR_BLOCK_SORT_MAX and the dynamic shared memory
+ * (staged row rounded to 16 bytes + m x (8 + index bytes)) is at most AIR_ONE_SMEM_BUDGET:
+ * with the kernel's static shared memory (< 2.2 KB) it stays under the 48 KB that needs no
+ * opt-in. f32 rows of 8192 (32 KB staged): k <= 1024 (k <= 512 when n >= 2^31). */
+static const int64_t AIR_BLOCK_SORT_MAX = 2048;
+static const int64_t AIR_ONE_SMEM_BUDGET = 45056;
 enum { ALIGN = 256, MAX_PASSES = 16 };
 
 /* ------------------------------------------------------------------ the plan */
@@ -94,6 +107,8 @@ typedef struct air_layout {
   int64_t bpr;          /* MULTI: most blocks per row (by work); launch_multi caps it by occupancy */
   int64_t buf_elems;    /* MULTI: elements per candidate buffer */
   int64_t stage_cap;    /* ONE-BLOCK: staged row length */
+  int bsort_m;          /* ONE-BLOCK sorted in the kernel (AIR_OUT_BLOCK): sort slots per row; else 0 */
+  size_t one_smem;      /* ONE-BLOCK: dynamic shared memory per block */
   int sort_pairs_first_bits, sort_pairs_second_bits, sort_keys_bits;
   size_t cub_bytes;
   /* offsets from the aligned base */
@@ -230,9 +245,20 @@ static topk_status plan_layout(const topk_problem* p, const topk_device_info* de
     /* Staged rows: up to the shared-memory budget; uniform rows need only n (more blocks per SM). */
     L->stage_cap = AIR_STAGE_BYTES / L->es;
     if (!p->row_offsets && p->n < L->stage_cap) L->stage_cap = p->n;
+    /* Sorted: in the kernel when the k slots fit next to the staged row (shape only). */
+    if (sorted && p->k >= 1 && p->k <= AIR_BLOCK_SORT_MAX) {
+      int64_t m = 1;
+      while (m < p->k) m <<= 1;
+      if (air_one_smem_bytes(L->stage_cap, L->es, m, (int64_t)isz) <= AIR_ONE_SMEM_BUDGET) {
+        L->bsort_m = (int)m;
+        L->out_mode = AIR_OUT_BLOCK;
+        L->cshift = 0;
+      }
+    }
+    L->one_smem = (size_t)air_one_smem_bytes(L->stage_cap, L->es, L->bsort_m, (int64_t)isz);
   }
 
-  if (sorted) {
+  if (sorted && L->bsort_m == 0) {
     const int64_t items = p->batch * p->k;
     TOPK_RETURN_IF(p->batch > 1 && items > INT_MAX, TOPK_ERR_UNSUPPORTED,
                    "air_radix: sorted output of %lld x %lld results (at most 2^31 - 1 in all over several rows)",
@@ -298,7 +324,7 @@ static topk_status launch_multi(const air_layout* L, air_params P, int64_t batch
 /* ONE-BLOCK: one block per row, in launches of at most INT_MAX rows. */
 template <topk_dtype DT, typename IdxT>
 static topk_status launch_one_block(const air_layout* L, air_params P, int64_t batch, cudaStream_t stream) {
-  const size_t smem = (size_t)L->stage_cap * (size_t)L->es;
+  const size_t smem = L->one_smem;
   for (int64_t row0 = 0; row0 < batch; row0 += INT_MAX) {
     const int64_t rows = batch - row0 < INT_MAX ? batch - row0 : INT_MAX;
     P.row0 = row0;
@@ -399,7 +425,7 @@ static topk_status air_run(const topk_args* a, void* workspace, size_t workspace
                  L.total);
   char* base = (char*)(((uintptr_t)workspace + (ALIGN - 1)) & ~(uintptr_t)(ALIGN - 1));
   cudaStream_t s = (cudaStream_t)stream;
-  const int sorted = L.out_mode != AIR_OUT_DIRECT;
+  const int sorted = L.out_mode == AIR_OUT_COMPOSITE || L.out_mode == AIR_OUT_PAIRS; /* sorted by CUB */
 
   air_params P;
   memset(&P, 0, sizeof P);
@@ -414,6 +440,7 @@ static topk_status air_run(const topk_args* a, void* workspace, size_t workspace
   P.out_mode = L.out_mode;
   P.ib = L.ib;
   P.cshift = L.cshift;
+  P.bsort_m = L.bsort_m;
   P.values = a->values;
   P.indices = a->p.index_type == TOPK_INDEX_NONE ? NULL : a->indices;
   P.sort_key = sorted ? (u64*)(base + L.sk[0]) : NULL;

@@ -84,7 +84,8 @@ enum { AIR_RUNNING = 0, AIR_FINAL = 1, AIR_DONE = 2 };
 enum {
   AIR_OUT_DIRECT = 0,    /* unsorted: values and indices */
   AIR_OUT_COMPOSITE = 1, /* sorted, key <= 32 bits, 32-bit rows: one u64 (~key << cshift | index) */
-  AIR_OUT_PAIRS = 2      /* sorted otherwise: u64 ~key and u64 index */
+  AIR_OUT_PAIRS = 2,     /* sorted otherwise: u64 ~key and u64 index */
+  AIR_OUT_BLOCK = 3      /* sorted, one-block path, sorted inside the kernel (P.bsort_m > 0): no air_emit */
 };
 
 /* Passes over a field of `bits` bits with digits of at most max_digit bits, widths balanced. */
@@ -130,6 +131,7 @@ struct air_params {
   int out_mode;           /* AIR_OUT_* */
   int ib;                 /* index bits: every index of every row is < 2^ib */
   int cshift;             /* AIR_OUT_COMPOSITE: bits of the index field */
+  int bsort_m;            /* AIR_OUT_BLOCK: sort slots per row (power of two >= k); 0 otherwise */
   void* values;
   void* indices;
   unsigned long long* sort_key;
@@ -597,11 +599,77 @@ __global__ void __launch_bounds__(AIR_THREADS) air_final_kernel(const air_params
 /* ------------------------------------------------------------------ one-block path */
 
 /*
+ * Dynamic shared memory of the one-block kernel: the staged row (stage_cap
+ * elements), then, for AIR_OUT_BLOCK, bsort_m u64 sort keys and bsort_m IdxT
+ * indices. The host sizes the launch with the same functions.
+ */
+__host__ __device__ __forceinline__ int64_t air_sort_smem_offset(int64_t stage_cap, int64_t es) {
+  return (stage_cap * es + 15) & ~(int64_t)15;
+}
+__host__ __device__ __forceinline__ int64_t air_one_smem_bytes(int64_t stage_cap, int64_t es, int64_t bsort_m,
+                                                               int64_t isz) {
+  return bsort_m > 0 ? air_sort_smem_offset(stage_cap, es) + bsort_m * (8 + isz) : stage_cap * es;
+}
+
+/*
+ * Bitonic sort of m (a power of two) (sk, si) pairs in shared memory, ascending by
+ * sk and then by si. Every thread must call it; it synchronises before the first
+ * stage and after every stage, so the result is visible to all when it returns.
+ */
+template <typename IdxT>
+__device__ void air_block_bitonic(unsigned long long* sk, IdxT* si, int m) {
+  __syncthreads();
+  for (int size = 2; size <= m; size <<= 1)
+    for (int stride = size >> 1; stride > 0; stride >>= 1) {
+      for (int t = threadIdx.x; t < (m >> 1); t += AIR_THREADS) {
+        const int i = 2 * t - (t & (stride - 1)), j = i + stride; /* i has bit `stride` clear */
+        const unsigned long long a = sk[i], b = sk[j];
+        const IdxT ia = si[i], ja = si[j];
+        const bool gt = a > b || (a == b && ia > ja);
+        if (gt == ((i & size) == 0)) { /* ascending run: swap if a > b; descending: if a < b */
+          sk[i] = b;
+          sk[j] = a;
+          si[i] = ja;
+          si[j] = ia;
+        }
+      }
+      __syncthreads();
+    }
+}
+
+/*
+ * AIR_OUT_BLOCK, after air_block_bitonic: slot s < nreal gets the index in si[s]
+ * and its value read back from src (exact bits); slots nreal..k-1 are padding.
+ */
+template <typename RawT, typename IdxT>
+__device__ void air_write_sorted(const air_params& P, int64_t row, const RawT* src, const IdxT* si, int64_t nreal) {
+  for (int64_t s = threadIdx.x; s < P.k; s += AIR_THREADS) {
+    const int64_t o = row * P.k + s;
+    RawT v;
+    int64_t ix;
+    if (s < nreal) {
+      ix = (int64_t)si[s];
+      v = src[ix];
+    } else {
+      v = (RawT)P.worst_bits;
+      ix = -1;
+    }
+    ((RawT*)P.values)[o] = v;
+    if (P.index_type == TOPK_INDEX_I64) ((int64_t*)P.indices)[o] = ix;
+    else if (P.index_type == TOPK_INDEX_I32) ((int32_t*)P.indices)[o] = (int32_t)ix;
+  }
+}
+
+/*
  * One thread block per row (row P.row0 + blockIdx.x). Rows of at most stage_cap
  * elements are staged in dynamic shared memory (stage_cap * sizeof(raw) bytes);
  * longer rows are re-read from global memory by every pass (correct, slower).
  * Digits of AIR_ONE_DIGIT_BITS (8: 256 bins, one per thread): short rows favour
  * small histograms over fewer passes.
+ * AIR_OUT_BLOCK (sorted, P.bsort_m > 0): the results go to shared-memory slots
+ * (~rank key, index) after the staged row, slots k..bsort_m-1 hold (~0, ~0) (sort
+ * last), a block bitonic sort orders them best first, equal keys by index (the
+ * order the CUB path produces), and the outputs are written from the sorted slots.
  */
 template <topk_dtype DT, typename IdxT>
 __global__ void __launch_bounds__(AIR_THREADS) air_one_block_kernel(const air_params P, const int64_t stage_cap) {
@@ -613,6 +681,9 @@ __global__ void __launch_bounds__(AIR_THREADS) air_one_block_kernel(const air_pa
 
   extern __shared__ __align__(16) unsigned char air_stage_smem[];
   RawT* s_row = (RawT*)air_stage_smem;
+  const int bsort_m = P.bsort_m; /* > 0: AIR_OUT_BLOCK */
+  unsigned long long* s_sk = (unsigned long long*)(air_stage_smem + air_sort_smem_offset(stage_cap, sizeof(RawT)));
+  IdxT* s_si = (IdxT*)(s_sk + (bsort_m > 0 ? bsort_m : 0));
   __shared__ IdxT s_hist[AIR_ONE_BINS];
   __shared__ IdxT s_warp[AIR_WARPS];
   __shared__ unsigned int s_warp32[AIR_WARPS];
@@ -621,14 +692,34 @@ __global__ void __launch_bounds__(AIR_THREADS) air_one_block_kernel(const air_pa
   const int64_t row = P.row0 + blockIdx.x;
   const air_row_extent R = air_row(P, row);
   const bool smallest = P.smallest != 0;
+  const RawT* in_row = (const RawT*)P.in + R.start;
   if (R.len <= P.k) {
-    air_copy_row<DT, IdxT>(P, row, R, threadIdx.x, AIR_THREADS);
+    if (bsort_m == 0) {
+      air_copy_row<DT, IdxT>(P, row, R, threadIdx.x, AIR_THREADS);
+      return;
+    }
+    /* The whole row is the result (len <= k <= bsort_m): sort it; slots len.. are padding. */
+    for (int s = threadIdx.x; s < bsort_m; s += AIR_THREADS) {
+      if ((int64_t)s < R.len) {
+        const KeyT key = topk_to_rank_key<DT>(in_row[s], smallest);
+        s_sk[s] = (unsigned long long)(KeyT)~key;
+        s_si[s] = (IdxT)s;
+      } else {
+        s_sk[s] = ~0ull;
+        s_si[s] = (IdxT)~(IdxT)0;
+      }
+    }
+    air_block_bitonic<IdxT>(s_sk, s_si, bsort_m);
+    air_write_sorted<RawT, IdxT>(P, row, in_row, s_si, R.len);
     return;
   }
-  const RawT* in_row = (const RawT*)P.in + R.start;
   const IdxT len = (IdxT)R.len; /* < k's type range: k < len fits IdxT (host picks IdxT from n) */
   const bool staged = R.len <= stage_cap;
   const RawT* rd = staged ? (const RawT*)s_row : in_row;
+  for (int64_t s = P.k + (int64_t)threadIdx.x; s < (int64_t)bsort_m; s += AIR_THREADS) {
+    s_sk[s] = ~0ull; /* unused slots sort last; visible after the filter's barriers */
+    s_si[s] = (IdxT)~(IdxT)0;
+  }
 
   if (staged) {
     for (IdxT i0 = 0; i0 < len; i0 += (IdxT)(AIR_THREADS * UNROLL)) {
@@ -691,16 +782,24 @@ __global__ void __launch_bounds__(AIR_THREADS) air_one_block_kernel(const air_pa
     unsigned int tot;
     const unsigned int ex = air_block_excl_scan<unsigned int>(gt | (eq << 16), s_warp32, &tot);
     const IdxT gt_before = gt_run + (IdxT)(ex & 0xFFFFu), eq_before = eq_run + (IdxT)(ex >> 16);
-    if (gt) {
-      const IdxT slot = gt_before + (eq_before < k_rem ? eq_before : k_rem);
-      if ((int64_t)slot < P.k) air_emit(P, row, (int64_t)slot, raw, key, i);
-    } else if (eq && eq_before < k_rem) {
-      const IdxT slot = gt_before + eq_before;
-      if ((int64_t)slot < P.k) air_emit(P, row, (int64_t)slot, raw, key, i);
+    int64_t slot = -1;
+    if (gt) slot = (int64_t)(gt_before + (eq_before < k_rem ? eq_before : k_rem));
+    else if (eq && eq_before < k_rem) slot = (int64_t)(gt_before + eq_before);
+    if (slot >= 0 && slot < P.k) {
+      if (bsort_m > 0) {
+        s_sk[slot] = (unsigned long long)(KeyT)~key;
+        s_si[slot] = i;
+      } else {
+        air_emit(P, row, slot, raw, key, i);
+      }
     }
     gt_run += (IdxT)(tot & 0xFFFFu);
     eq_run += (IdxT)(tot >> 16);
     if ((int64_t)(gt_run + (eq_run < k_rem ? eq_run : k_rem)) >= P.k) break; /* all k slots written; uniform */
+  }
+  if (bsort_m > 0) { /* block-uniform; all k slots are written (I1: greater + min(equal, k_rem) = k) */
+    air_block_bitonic<IdxT>(s_sk, s_si, bsort_m);
+    air_write_sorted<RawT, IdxT>(P, row, rd, s_si, P.k);
   }
 }
 

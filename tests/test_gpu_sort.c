@@ -688,9 +688,16 @@ TEST(sort_auto_backend_routing) {
   ASSERT_STATUS(topk_memcpy_to_device(d_in, h_in, sizeof(float) * N * B), TOPK_SUCCESS);
   ASSERT_STATUS(topk_memset_device(d_val, 0xA5, sizeof h_val, NULL), TOPK_SUCCESS);
   ASSERT_STATUS(topk_memset_device(d_idx, 0xA5, sizeof h_idx, NULL), TOPK_SUCCESS);
-  size_t ws = 0;
+  /* With CUDA available, AUTO's size is the size of what a CUDA plan would run. */
+  size_t ws = 0, ws_cuda = 0;
   ASSERT_STATUS(topk_workspace_size(&p, &ws), TOPK_SUCCESS);
-  ASSERT_TRUE(ws > 0); /* the CUDA backend's size, since CUDA is available */
+  topk_problem pc = p;
+  pc.backend = TOPK_BACKEND_CUDA;
+  topk_plan* plan = NULL;
+  ASSERT_STATUS(topk_plan_create(&plan, &pc), TOPK_SUCCESS);
+  ASSERT_STATUS(topk_plan_workspace_size(plan, &ws_cuda), TOPK_SUCCESS);
+  topk_plan_destroy(plan);
+  ASSERT_EQ_I64(ws, ws_cuda);
   ASSERT_STATUS(topk_select(&p, d_in, d_val, d_idx, NULL, 0, NULL), TOPK_SUCCESS);
   ASSERT_STATUS(topk_memcpy_to_host(h_val, d_val, sizeof h_val), TOPK_SUCCESS);
   ASSERT_STATUS(topk_memcpy_to_host(h_idx, d_idx, sizeof h_idx), TOPK_SUCCESS);

@@ -14,16 +14,18 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 TOPK_LIBRARY="$PWD/$BUILD/libtopk.so"
 want() { [[ " $PIECES " == *" $1 "* ]]; }
 
+# Per-suite time limits (s) for topk bench and peers.py, so the whole script fits one call.
+declare -A BENCH_LIMIT=([llm]=70 [figk]=60 [fign]=45) PEERS_LIMIT=([llm]=80 [figk]=70 [fign]=50)
 for suite in llm figk fign; do
   want $suite || continue
-  "$BUILD/topk" bench --suites bench/suites.txt --suite $suite --time-limit 100 \
+  "$BUILD/topk" bench --suites bench/suites.txt --suite $suite --time-limit ${BENCH_LIMIT[$suite]} \
     -o "$OUT/bench_$suite.csv" >"$OUT/bench_$suite.txt" 2>"$OUT/bench_$suite.log" || echo "bench $suite: exit $?"
-  python3 bench/peers.py --suites bench/suites.txt --suite $suite --lib "$BUILD/libtopk.so" --time-limit 110 \
+  python3 bench/peers.py --suites bench/suites.txt --suite $suite --lib "$BUILD/libtopk.so" --time-limit ${PEERS_LIMIT[$suite]} \
     --csv "$OUT/peers_$suite.csv" --md "$OUT/peers_$suite.md" >"$OUT/peers_$suite.log" 2>&1 || echo "peers $suite: exit $?"
   tail -n 6 "$OUT/peers_$suite.md" 2>/dev/null
 done
 if want pycall; then
-  python3 bench/pycall.py --family llm --family dsa --family rowwise --time-limit 150 \
+  python3 bench/pycall.py --family llm --family dsa --family rowwise --time-limit 120 \
     --csv "$OUT/pycall.csv" --md "$OUT/pycall.md" >"$OUT/pycall.log" 2>&1 || echo "pycall: exit $?"
   tail -n 8 "$OUT/pycall.md" 2>/dev/null
 fi

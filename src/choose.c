@@ -2,19 +2,28 @@
  * choose.c: the algorithm TOPK_ALGO_AUTO runs.
  *
  * CPU: the threaded radix selection (cpu_select), which handles every problem.
- * CUDA: AIR Top-K wherever it supports the problem, else sort-and-choose. The rule
- * rests on bench/results/h100_quick.csv (`topk bench --suite quick`, H100): AIR Top-K
- * was faster than the sort baseline in all 17 cases of the quick suite, from 1.06x
- * (batch 1, n = 2^20, radix-adversarial) to 25x (2^16 rows of 512). The measured
- * table that maps (key width, batch, n, k) to the fastest family replaces this rule
- * once more GPU families are built (issue: TOPK_ALGO_AUTO).
+ * CUDA: AIR Top-K wherever it supports the problem, except one measured corner, else
+ * sort-and-choose. The measurements (H100, `topk bench`, bench/results/):
+ *   - h100_quick.csv: AIR faster than sort in all 17 cases (1.07x to 28x);
+ *   - h100_figk.csv, h100_fign.csv (batch 1, f32, n 2^12..2^28, k 8..2^19): AIR faster or
+ *     equal in all 45 cases (1.00x to 4.9x);
+ *   - h100_llm.csv (96 cases): AIR faster in 80; sort faster in all 12 cases of bf16 at
+ *     batch 1 (n 32000..262144: sort 0.040-0.057 ms, AIR 0.068-0.079 ms: AIR's fixed cost
+ *     of several launches dominates such small inputs), and by 3-13 % in 4 more (f32 batch 1
+ *     k = 1024; bf16 64 x 32000 k = 1024), left to AIR.
+ * So 16-bit keys in one row of at most 2^18 elements go to sort: the measured range, no
+ * further. The measured table over every family replaces these rules once more GPU
+ * families are built (issue: TOPK_ALGO_AUTO).
  */
 #include "algo.h"
+#include "common/keys.h"
 
 const topk_algo_ops* topk_choose(const topk_problem* p, topk_backend backend, const topk_device_info* dev) {
   if (backend == TOPK_BACKEND_CPU) return &topk_algo_cpu_select;
+  const topk_algo_ops* sort = topk_algo_find(TOPK_BACKEND_CUDA, TOPK_ALGO_SORT);
+  if (topk_key_bits(p->dtype) == 16 && p->batch == 1 && !p->row_offsets && p->n <= (1 << 18)) return sort;
   const topk_algo_ops* air = topk_algo_find(TOPK_BACKEND_CUDA, TOPK_ALGO_AIR_RADIX);
   char why[8];
   if (air && air->supports(p, dev, why, sizeof why)) return air;
-  return topk_algo_find(TOPK_BACKEND_CUDA, TOPK_ALGO_SORT);
+  return sort;
 }

@@ -15,7 +15,7 @@ export PYTHONUNBUFFERED=1 TOPK_LIBRARY="$PWD/$BUILD/libtopk.so"
 want() { [[ " $PIECES " == *" $1 "* ]]; }
 
 # Per-suite time limits (s) for topk bench and peers.py, so the whole script fits one call.
-declare -A BENCH_LIMIT=([llm]=70 [figk]=60 [fign]=45) PEERS_LIMIT=([llm]=80 [figk]=70 [fign]=50)
+declare -A BENCH_LIMIT=([llm]=70 [figk]=60 [fign]=45) PEERS_LIMIT=([llm]=110 [figk]=70 [fign]=50)
 for suite in llm figk fign; do
   want $suite || continue
   "$BUILD/topk" bench --suites bench/suites.txt --suite $suite --time-limit ${BENCH_LIMIT[$suite]} \

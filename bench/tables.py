@@ -1,0 +1,80 @@
+"""Markdown tables for docs/BENCHMARKS.md from the committed CSVs in bench/results/.
+
+    python3 bench/tables.py sweep h100_figk h100_fign   # topk bench + peers.py of a sweep, side by side
+    python3 bench/tables.py family h100_llm             # per-(dtype, batch) geometric means of a family
+
+Every number printed comes from the CSVs; nothing is typed in by hand.
+"""
+import csv
+import math
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def load(name):
+    with open(RESULTS / f"{name}.csv") as f:
+        return list(csv.DictReader(f))
+
+
+def pow2(v):
+    v = int(v)
+    return f"2^{v.bit_length() - 1}" if v > 1 and v & (v - 1) == 0 else str(v)
+
+
+def gmean(xs):
+    xs = [x for x in xs if x > 0]
+    return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
+
+
+def bench_times(name):
+    """(case key) -> {algo: (median_ms, roofline_pct)} from a `topk bench` CSV."""
+    out = defaultdict(dict)
+    for r in load(name):
+        key = (r["dtype"], r["dist"], r["batch"], r["n"], r["k"], r["order"], r["sorted"])
+        out[key][r["algo"]] = (float(r["median_ms"]), float(r["roofline_pct"]), r["check"])
+    return out
+
+
+def sweep(names):
+    print("| n | k | air_radix ms (% roofline) | sort ms | torch.topk unsorted | torch.topk sorted | jax.lax.top_k (wall) | check |")
+    print("|---|---|---:|---:|---:|---:|---:|---|")
+    for name in names:
+        b = bench_times(name)
+        for r in load(name.replace("h100_", "h100_peers_")):
+            key = (r["dtype"], r["dist"], r["batch"], r["n"], r["k"], r["order"], r["sorted"])
+            air, srt = b[key]["air_radix"], b[key]["sort"]
+            rel = lambda col: f"{float(r[col]):.3f} ({float(r[col]) / float(r['topk_ms']):.2f}x)"
+            print(f"| {pow2(r['n'])} | {pow2(r['k'])} | {air[0]:.3f} ({air[1]:.1f} %) | {srt[0]:.3f} | "
+                  f"{rel('torch_topk_unsorted_ms')} | {rel('torch_topk_sorted_ms')} | "
+                  f"{float(r['jax_top_k_ms']):.3f} ({float(r['jax_top_k_ms']) / float(r['topk_wall_ms']):.2f}x) | "
+                  f"{air[2]}, peers {r['check']} |")
+
+
+def family(name):
+    b = bench_times(name)
+    p = defaultdict(list)
+    for r in load(name.replace("h100_", "h100_peers_")):
+        if r["check"] == "ok":
+            p[(r["dtype"], r["batch"])].append(r)
+    groups = defaultdict(list)
+    for key, algos in b.items():
+        groups[(key[0], key[2])].append(algos)
+    print("| dtype | batch | cases | auto ms (median case) | auto % roofline (best) | auto vs sort | peers cases | torch.topk sorted / topk | torch.topk unsorted / topk | jax / topk (wall) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for (dtype, batch) in sorted(groups, key=lambda g: (g[0], int(g[1]))):
+        cases = groups[(dtype, batch)]
+        auto = sorted(c["auto"][0] for c in cases)
+        best = max(c["auto"][1] for c in cases)
+        vs_sort = gmean([c["sort"][0] / c["auto"][0] for c in cases])
+        pr = p[(dtype, batch)]
+        g = lambda col, base: gmean([float(r[col]) / float(r[base]) for r in pr if r[col]])
+        print(f"| {dtype} | {batch} | {len(cases)} | {auto[len(auto) // 2]:.3f} | {best:.1f} % | {vs_sort:.2f}x | {len(pr)} | "
+              f"{g('torch_topk_sorted_ms', 'topk_ms'):.2f}x | {g('torch_topk_unsorted_ms', 'topk_ms'):.2f}x | "
+              f"{g('jax_top_k_ms', 'topk_wall_ms'):.2f}x |")
+
+
+if __name__ == "__main__":
+    {"sweep": lambda a: sweep(a), "family": lambda a: family(a[0])}[sys.argv[1]](sys.argv[2:])

@@ -183,6 +183,26 @@ TEST(sanitizer_small) {
       .path = "multi");
   RUN(.dtype = TOPK_BF16, .batch = 6, .n = 3000, .k = 40, .flags = TOPK_SORTED, .gen = {.dist = GEN_NORMAL},
       .offsets = off, .path = "one");
+  /* the race_one_block shape once, so that racecheck covers the one-block kernel on it */
+  RUN(.dtype = TOPK_BF16, .batch = 56, .n = 2067, .k = 1795, .index_type = TOPK_INDEX_I64,
+      .gen = {.dist = GEN_NORMAL, .nan_fraction = 0.1, .inf_fraction = 0.1}, .path = "one");
+  return TEST_OK;
+}
+
+/*
+ * The shape of an intermittent failure seen once on the H100 through the Python package
+ * (torch (7, 2067, 8) bf16, dim = -2, k = 1795, largest, unsorted, NaN/+-inf mixed in:
+ * 56 rows of 2067 after the move to the last axis; one block per row, the row staged,
+ * most of it selected, many exact bf16 ties), run 20 times on the same input in each
+ * direction, every run checked: a race in the one-block kernel would show as a flaky run.
+ */
+TEST(race_one_block) {
+  SKIP_WITHOUT_GPU();
+  for (int rep = 0; rep < 20; ++rep)
+    for (int smallest = 0; smallest < 2; ++smallest)
+      RUN(.dtype = TOPK_BF16, .batch = 56, .n = 2067, .k = 1795, .flags = smallest ? TOPK_SMALLEST : 0u,
+          .index_type = TOPK_INDEX_I64, .gen = {.dist = GEN_NORMAL, .nan_fraction = 0.1, .inf_fraction = 0.1},
+          .path = "one");
   return TEST_OK;
 }
 
@@ -451,6 +471,7 @@ TEST(large_n) {
 
 #define LIST(X)           \
   X(sanitizer_small)      \
+  X(race_one_block)       \
   X(dtypes_directions)    \
   X(distributions)        \
   X(k_extremes)           \

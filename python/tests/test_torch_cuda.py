@@ -76,7 +76,8 @@ def check(x, k, dim, largest, sorted, values, indices):
         assert torch.equal(indices.long(), expected), f"ties are not resolved by lowest index: {case}"
     else:
         # Multisets compared by sorting on the CPU, in float64 (exact for every input dtype but
-        # int64): torch's CUDA sort is not a trusted oracle for NaN and inf (see above).
+        # int64): after torch.topk on CUDA misordered NaN and inf (see above), torch's CUDA
+        # kernels are not used as the oracle for them.
         def multiset(t):
             t = t.cpu()
             return (t.double() if t.dtype.is_floating_point else t).sort(dim).values

@@ -255,6 +255,15 @@ TEST(long_rows) {
   return TEST_OK;
 }
 
+/* Draws a case's distribution (none with NaN for integer dtypes), flags and index type, in that order. */
+static void draw_dist_flags_index(tcase* c, rng* r) {
+  int ds = (int)rng_range(r, 0, NDISTS - 1);
+  if (!is_float(c->dt) && dists[ds].nan_fraction > 0) ds = 0;
+  c->dist = &dists[ds];
+  c->flags = flag_sets[rng_range(r, 0, 3)];
+  c->it = index_types[rng_range(r, 0, 2)];
+}
+
 /* Rows with a stride larger than their length; the gaps hold the best value as bait. */
 TEST(strided_rows) {
   begin_cases(3);
@@ -265,11 +274,7 @@ TEST(strided_rows) {
         tcase c = {.algo = cpu_algos_[a], .dt = all_dtypes[d]};
         c.seed = next_case_seed();
         rng r = {c.seed};
-        int ds = (int)rng_range(&r, 0, NDISTS - 1);
-        if (!is_float(c.dt) && dists[ds].nan_fraction > 0) ds = 0;
-        c.dist = &dists[ds];
-        c.flags = flag_sets[rng_range(&r, 0, 3)];
-        c.it = index_types[rng_range(&r, 0, 2)];
+        draw_dist_flags_index(&c, &r);
         const int big = i == 5 && !is_oracle(c.algo); /* long rows split across threads, strided */
         c.n = big ? 140001 : rng_range(&r, 1, 3000);
         c.batch = big ? 2 : rng_range(&r, 1, 20);
@@ -308,11 +313,7 @@ TEST(variable_length_rows) {
         tcase c = {.algo = cpu_algos_[a], .dt = all_dtypes[d]};
         c.seed = next_case_seed();
         rng r = {c.seed};
-        int ds = (int)rng_range(&r, 0, NDISTS - 1);
-        if (!is_float(c.dt) && dists[ds].nan_fraction > 0) ds = 0;
-        c.dist = &dists[ds];
-        c.flags = flag_sets[rng_range(&r, 0, 3)];
-        c.it = index_types[rng_range(&r, 0, 2)];
+        draw_dist_flags_index(&c, &r);
         const int big = i == 7 && !is_oracle(c.algo); /* one row long enough to be split across threads */
         c.batch = big ? 3 : rng_range(&r, 1, MAXB);
         c.k = big ? rng_range(&r, 1, 2000) : rng_range(&r, 1, 300);
@@ -338,11 +339,7 @@ TEST(thread_counts) {
         c.seed = next_case_seed();
         rng r = {c.seed};
         c.dt = all_dtypes[rng_range(&r, 0, NDTYPES - 1)];
-        int ds = (int)rng_range(&r, 0, NDISTS - 1);
-        if (!is_float(c.dt) && dists[ds].nan_fraction > 0) ds = 0;
-        c.dist = &dists[ds];
-        c.flags = flag_sets[rng_range(&r, 0, 3)];
-        c.it = index_types[rng_range(&r, 0, 2)];
+        draw_dist_flags_index(&c, &r);
         switch (i % 3) {
           case 0: c.batch = 300; c.n = 500; c.k = pick_k(&r, c.n); break; /* rows across threads */
           case 1: /* one row split into chunks of unequal length */

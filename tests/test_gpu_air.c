@@ -2,10 +2,9 @@
  * test_gpu_air.c: AIR Top-K (TOPK_ALGO_AIR_RADIX on the CUDA backend) against the
  * CPU reference, through the public API (DESIGN.md "Testing": differential).
  *
- * Every case generates host data (tools/common/gen.h), copies it to the device,
- * poisons the outputs (0xA5), runs topk_select with algo = AIR_RADIX and backend =
- * CUDA, copies the results back and hands them to check_topk (tests/check.h):
- * values equal in[row][idx] bit for bit, distinct indices, the reference's
+ * Every case runs through tests/gpu_case.h (generate, copy, poison the outputs,
+ * topk_select with algo = AIR_RADIX on the CUDA backend, copy back) into check_topk
+ * (tests/check.h): values equal in[row][idx] bit for bit, distinct indices, the reference's
  * multiset, the reference's index set unless TOPK_NONDETERMINISTIC, order when
  * TOPK_SORTED, padding for rows shorter than k.
  *
@@ -17,14 +16,9 @@
  * subset for compute-sanitizer (memcheck, racecheck):
  *   compute-sanitizer --tool racecheck ./test_gpu_air sanitizer_small
  */
-#define _POSIX_C_SOURCE 200112L /* setenv */
-#include <cuda_runtime_api.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
-#include "check.h"
-#include "gen.h"
+#include "gpu_case.h"
 #include "harness.h"
 #include "topk.h"
 
@@ -44,117 +38,24 @@ typedef struct air_case {
   int            lib_workspace; /* pass no workspace: the library allocates it */
 } air_case;
 
-static void describe_case(const air_case* c) {
-  fprintf(stderr,
-          "  case: %s batch=%lld n=%lld k=%lld ld=%lld flags=0x%x index=%d dist=%s equal_bits=%d nan=%.2f inf=%.2f "
-          "offsets=%s path=%s alpha=%s\n",
-          topk_dtype_name(c->dtype), (long long)c->batch, (long long)c->n, (long long)c->k, (long long)c->ld,
-          c->flags, (int)c->index_type, gen_dist_name(c->gen.dist), c->gen.equal_bits, c->gen.nan_fraction,
-          c->gen.inf_fraction, c->offsets ? "yes" : "no", c->path ? c->path : "auto", c->alpha ? c->alpha : "default");
+/* The case through the shared runner (tests/gpu_case.h), with the path and alpha as environment. */
+static int run_case(const air_case* a) {
+  const gpu_case c = {.algo = TOPK_ALGO_AIR_RADIX,
+                      .dtype = a->dtype,
+                      .batch = a->batch,
+                      .n = a->n,
+                      .k = a->k,
+                      .ld = a->ld,
+                      .flags = a->flags,
+                      .index_type = a->index_type,
+                      .gen = a->gen,
+                      .offsets = a->offsets,
+                      .env = {{"TOPK_AIR_PATH", a->path}, {"TOPK_AIR_ALPHA", a->alpha}},
+                      .lib_workspace = a->lib_workspace};
+  return gpu_case_run(&c, test_seed());
 }
 
-static void set_env(const char* name, const char* value) {
-  if (value) setenv(name, value, 1);
-  else unsetenv(name);
-}
-
-/* @return 0 if the case passed; -1 (after printing why) otherwise. */
-static int run_case(const air_case* c) {
-  const size_t es = topk_dtype_size(c->dtype);
-  const size_t is = c->index_type == TOPK_INDEX_I32 ? 4 : 8;
-  const int want_idx = c->index_type != TOPK_INDEX_NONE;
-  const int64_t ld = c->offsets ? 0 : (c->ld ? c->ld : c->n);
-  const int64_t count = c->offsets ? c->n : (c->batch - 1) * ld + c->n;
-  const size_t in_bytes = (size_t)(count > 0 ? count : 1) * es;
-  const size_t val_bytes = (size_t)(c->batch * c->k) * es;
-  const size_t idx_bytes = (size_t)(c->batch * c->k) * is;
-  const size_t off_bytes = c->offsets ? (size_t)(c->batch + 1) * sizeof(int64_t) : 0;
-  int rc = -1;
-  void *in = malloc(in_bytes), *vals = malloc(val_bytes), *idxs = want_idx ? malloc(idx_bytes) : NULL;
-  void *d_in = NULL, *d_vals = NULL, *d_idxs = NULL, *d_off = NULL, *d_ws = NULL;
-  if (!in || !vals || (want_idx && !idxs)) {
-    fprintf(stderr, "run_case: out of host memory\n");
-    goto done;
-  }
-
-  gen_opts o = c->gen;
-  if (o.seed == 0) o.seed = test_seed();
-  if ((o.dist == GEN_SORTED_ASC || o.dist == GEN_SORTED_DESC) && !c->offsets) o.row_length = ld;
-  if (count > 0 && gen_fill(in, c->dtype, count, &o) != 0) {
-    fprintf(stderr, "run_case: gen_fill failed\n");
-    goto done;
-  }
-
-  if (cudaMalloc(&d_in, in_bytes) != cudaSuccess || cudaMalloc(&d_vals, val_bytes) != cudaSuccess ||
-      (want_idx && cudaMalloc(&d_idxs, idx_bytes) != cudaSuccess) ||
-      (c->offsets && cudaMalloc(&d_off, off_bytes) != cudaSuccess)) {
-    fprintf(stderr, "run_case: cudaMalloc failed\n");
-    goto done;
-  }
-  cudaMemcpy(d_in, in, in_bytes, cudaMemcpyHostToDevice);
-  if (c->offsets) cudaMemcpy(d_off, c->offsets, off_bytes, cudaMemcpyHostToDevice);
-  cudaMemset(d_vals, 0xA5, val_bytes); /* poison: an unwritten slot fails the check */
-  if (want_idx) cudaMemset(d_idxs, 0xA5, idx_bytes);
-
-  set_env("TOPK_AIR_PATH", c->path);
-  set_env("TOPK_AIR_ALPHA", c->alpha);
-  topk_problem p = {.dtype = c->dtype,
-                    .batch = c->batch,
-                    .n = c->n,
-                    .k = c->k,
-                    .ld = c->offsets ? 0 : c->ld,
-                    .row_offsets = (const int64_t*)d_off,
-                    .index_type = c->index_type,
-                    .flags = c->flags,
-                    .algo = TOPK_ALGO_AIR_RADIX,
-                    .backend = TOPK_BACKEND_CUDA};
-  size_t ws = 0;
-  topk_status s = topk_workspace_size(&p, &ws);
-  if (s != TOPK_SUCCESS) {
-    fprintf(stderr, "topk_workspace_size: %s (%s)\n", topk_status_name(s), topk_error_detail());
-    goto done;
-  }
-  if (!c->lib_workspace && ws > 0 && cudaMalloc(&d_ws, ws) != cudaSuccess) {
-    fprintf(stderr, "run_case: cudaMalloc of %zu workspace bytes failed\n", ws);
-    goto done;
-  }
-  s = topk_select(&p, d_in, d_vals, d_idxs, d_ws, c->lib_workspace ? 0 : ws, NULL);
-  if (s != TOPK_SUCCESS) {
-    fprintf(stderr, "topk_select: %s (%s)\n", topk_status_name(s), topk_error_detail());
-    goto done;
-  }
-  cudaError_t e = cudaDeviceSynchronize();
-  if (e == cudaSuccess) e = cudaGetLastError();
-  if (e != cudaSuccess) {
-    fprintf(stderr, "CUDA error after topk_select: %s\n", cudaGetErrorString(e));
-    goto done;
-  }
-  cudaMemcpy(vals, d_vals, val_bytes, cudaMemcpyDeviceToHost);
-  if (want_idx) cudaMemcpy(idxs, d_idxs, idx_bytes, cudaMemcpyDeviceToHost);
-
-  topk_problem hp = p;
-  hp.row_offsets = NULL;
-  rc = check_topk(&hp, in, c->offsets, vals, want_idx ? idxs : NULL);
-
-done:
-  set_env("TOPK_AIR_PATH", NULL);
-  set_env("TOPK_AIR_ALPHA", NULL);
-  if (rc != 0) describe_case(c);
-  cudaFree(d_in);
-  cudaFree(d_vals);
-  cudaFree(d_idxs);
-  cudaFree(d_off);
-  cudaFree(d_ws);
-  free(in);
-  free(vals);
-  free(idxs);
-  return rc;
-}
-
-#define SKIP_WITHOUT_GPU()                              \
-  do {                                                  \
-    if (!topk_cuda_available()) return TEST_SKIP;       \
-  } while (0)
+#define SKIP_WITHOUT_GPU() GPU_SKIP_WITHOUT_DEVICE()
 
 #define RUN(...)                                        \
   do {                                                  \

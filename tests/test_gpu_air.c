@@ -8,8 +8,8 @@
  * multiset, the reference's index set unless TOPK_NONDETERMINISTIC, order when
  * TOPK_SORTED, padding for rows shorter than k.
  *
- * Both paths of the implementation are covered: TOPK_AIR_PATH=one|multi forces
- * one (air_radix.cu); without it the shape decides. TOPK_AIR_ALPHA changes the
+ * Every path of the implementation is covered: TOPK_AIR_PATH=one|multi|fused
+ * forces one (air_radix.cu); without it the shape decides. TOPK_AIR_ALPHA changes the
  * buffering threshold, to reach both "always buffer" and "never buffer".
  *
  * Skips (exit 77) where no CUDA device is usable. `sanitizer_small` is the quick
@@ -63,7 +63,9 @@ static int run_case(const air_case* a) {
     ASSERT_EQ_I64(run_case(&c_), 0);                    \
   } while (0)
 
-static const char* const paths[2] = {"multi", "one"};
+/* The three paths; "one" serves short rows (the tests give it short rows). */
+static const char* const paths[] = {"multi", "one", "fused"};
+#define NPATHS COUNT(paths)
 
 /* ------------------------------------------------------------------ tests */
 
@@ -84,6 +86,11 @@ TEST(sanitizer_small) {
       .path = "multi");
   RUN(.dtype = TOPK_BF16, .batch = 6, .n = 3000, .k = 40, .flags = TOPK_SORTED, .gen = {.dist = GEN_NORMAL},
       .offsets = off, .path = "one");
+  /* the fused path: buffering, index passes, offsets */
+  RUN(.dtype = TOPK_F32, .batch = 2, .n = 20000, .k = 100, .flags = TOPK_SORTED, .gen = {.dist = GEN_NORMAL},
+      .path = "fused", .alpha = "4");
+  RUN(.dtype = TOPK_F16, .batch = 2, .n = 20000, .k = 300, .gen = {.dist = GEN_UNIFORM}, .path = "fused", .alpha = "4");
+  RUN(.dtype = TOPK_BF16, .batch = 6, .n = 3000, .k = 40, .gen = {.dist = GEN_NORMAL}, .offsets = off, .path = "fused");
   /* the race_one_block shape once, so that racecheck covers the one-block kernel on it */
   RUN(.dtype = TOPK_BF16, .batch = 56, .n = 2067, .k = 1795, .index_type = TOPK_INDEX_I64,
       .gen = {.dist = GEN_NORMAL, .nan_fraction = 0.1, .inf_fraction = 0.1}, .path = "one");
@@ -155,9 +162,9 @@ TEST(k_extremes) {
   SKIP_WITHOUT_GPU();
   for (int d = 0; d < COUNT(dts); ++d)
     for (int g = 0; g < COUNT(gd); ++g)
-      for (int pa = 0; pa < 2; ++pa)
+      for (int pa = 0; pa < NPATHS; ++pa)
         for (int f = 0; f < 4; ++f) {
-          const int64_t n = pa == 0 ? 30000 : 1000;
+          const int64_t n = pa != 1 ? 30000 : 1000;
           const int64_t ks[3] = {1, n - 1, n};
           const unsigned flags = (f & 1 ? TOPK_NONDETERMINISTIC : 0u) | (f & 2 ? TOPK_SORTED : 0u);
           for (int ki = 0; ki < 3; ++ki)
@@ -165,7 +172,7 @@ TEST(k_extremes) {
                 .path = paths[pa]);
         }
   /* the smallest rows */
-  for (int pa = 0; pa < 2; ++pa) {
+  for (int pa = 0; pa < NPATHS; ++pa) {
     RUN(.dtype = TOPK_F32, .batch = 3, .n = 1, .k = 1, .gen = {.dist = GEN_NORMAL}, .path = paths[pa]);
     RUN(.dtype = TOPK_F32, .batch = 3, .n = 2, .k = 1, .gen = {.dist = GEN_ALL_EQUAL}, .path = paths[pa]);
     RUN(.dtype = TOPK_I64, .batch = 3, .n = 5, .k = 3, .flags = TOPK_SORTED, .gen = {.dist = GEN_ZIPF},
@@ -181,9 +188,9 @@ TEST(index_types) {
   SKIP_WITHOUT_GPU();
   for (int i = 0; i < COUNT(its); ++i)
     for (int d = 0; d < COUNT(dts); ++d)
-      for (int pa = 0; pa < 2; ++pa)
+      for (int pa = 0; pa < NPATHS; ++pa)
         for (int sorted = 0; sorted < 2; ++sorted)
-          RUN(.dtype = dts[d], .batch = 3, .n = pa == 0 ? 40000 : 2500, .k = 257, .flags = sorted ? TOPK_SORTED : 0u,
+          RUN(.dtype = dts[d], .batch = 3, .n = pa != 1 ? 40000 : 2500, .k = 257, .flags = sorted ? TOPK_SORTED : 0u,
               .index_type = its[i], .gen = {.dist = GEN_ZIPF}, .path = paths[pa]);
   return TEST_OK;
 }
@@ -193,12 +200,12 @@ TEST(nondeterministic) {
   static const gen_dist gd[] = {GEN_ZIPF, GEN_ALL_EQUAL, GEN_UNIFORM};
   SKIP_WITHOUT_GPU();
   for (int g = 0; g < COUNT(gd); ++g)
-    for (int pa = 0; pa < 2; ++pa)
+    for (int pa = 0; pa < NPATHS; ++pa)
       for (int sorted = 0; sorted < 2; ++sorted) {
         const unsigned flags = TOPK_NONDETERMINISTIC | (sorted ? TOPK_SORTED : 0u);
-        RUN(.dtype = TOPK_F16, .batch = 4, .n = pa == 0 ? 100000 : 4000, .k = 1500, .flags = flags,
+        RUN(.dtype = TOPK_F16, .batch = 4, .n = pa != 1 ? 100000 : 4000, .k = 1500, .flags = flags,
             .gen = {.dist = gd[g]}, .path = paths[pa]);
-        RUN(.dtype = TOPK_I32, .batch = 4, .n = pa == 0 ? 100000 : 4000, .k = 7, .flags = flags | TOPK_SMALLEST,
+        RUN(.dtype = TOPK_I32, .batch = 4, .n = pa != 1 ? 100000 : 4000, .k = 7, .flags = flags | TOPK_SMALLEST,
             .gen = {.dist = gd[g]}, .path = paths[pa]);
       }
   return TEST_OK;
@@ -211,12 +218,12 @@ TEST(variable_rows) {
   static const topk_dtype dts[] = {TOPK_F32, TOPK_F64, TOPK_BF16, TOPK_U32};
   SKIP_WITHOUT_GPU();
   for (int d = 0; d < COUNT(dts); ++d)
-    for (int pa = 0; pa < 3; ++pa)
+    for (int pa = 0; pa <= NPATHS; ++pa)
       for (int f = 0; f < 8; ++f) {
         const unsigned flags = (f & 1 ? TOPK_SORTED : 0u) | (f & 2 ? TOPK_NONDETERMINISTIC : 0u) |
                                (f & 4 ? TOPK_SMALLEST : 0u);
         RUN(.dtype = dts[d], .batch = batch, .n = n, .k = 70, .flags = flags, .gen = {.dist = GEN_ZIPF},
-            .offsets = off, .path = pa < 2 ? paths[pa] : NULL);
+            .offsets = off, .path = pa < NPATHS ? paths[pa] : NULL);
       }
   /* k larger than every row; the whole buffer as one row; alpha that always buffers */
   RUN(.dtype = TOPK_F32, .batch = batch, .n = n, .k = 200000, .gen = {.dist = GEN_NORMAL}, .offsets = off,
@@ -242,7 +249,7 @@ TEST(many_rows) {
 /* Row stride larger than the row. */
 TEST(leading_dimension) {
   SKIP_WITHOUT_GPU();
-  for (int pa = 0; pa < 2; ++pa) {
+  for (int pa = 0; pa < NPATHS; ++pa) {
     RUN(.dtype = TOPK_F32, .batch = 5, .n = 9000, .k = 50, .ld = 9017, .gen = {.dist = GEN_NORMAL}, .path = paths[pa]);
     RUN(.dtype = TOPK_F16, .batch = 5, .n = 9000, .k = 9000, .ld = 10000, .flags = TOPK_SORTED,
         .gen = {.dist = GEN_ZIPF}, .path = paths[pa]);
@@ -263,6 +270,10 @@ TEST(alpha_extremes) {
           .path = "multi", .alpha = alphas[a]);
       RUN(.dtype = TOPK_U64, .batch = 2, .n = 100000, .k = 77, .flags = flags,
           .gen = {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 40}, .path = "multi", .alpha = alphas[a]);
+      RUN(.dtype = TOPK_F32, .batch = 3, .n = 200000, .k = 5000, .flags = flags, .gen = {.dist = GEN_UNIFORM},
+          .path = "fused", .alpha = alphas[a]);
+      RUN(.dtype = TOPK_U64, .batch = 2, .n = 100000, .k = 77, .flags = flags,
+          .gen = {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 40}, .path = "fused", .alpha = alphas[a]);
     }
   return TEST_OK;
 }
@@ -364,6 +375,8 @@ TEST(large_n) {
   SKIP_WITHOUT_GPU();
   const int64_t n = (int64_t)1 << 24;
   RUN(.dtype = TOPK_F32, .batch = 1, .n = n, .k = 16384, .gen = {.dist = GEN_UNIFORM});
+  RUN(.dtype = TOPK_F32, .batch = 1, .n = n, .k = 16384, .gen = {.dist = GEN_UNIFORM}, .path = "multi");
+  RUN(.dtype = TOPK_F16, .batch = 7, .n = n / 4, .k = 3000, .flags = TOPK_SMALLEST, .gen = {.dist = GEN_NORMAL});
   RUN(.dtype = TOPK_F32, .batch = 1, .n = n, .k = 1000, .flags = TOPK_SORTED,
       .gen = {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 20});
   RUN(.dtype = TOPK_BF16, .batch = 1, .n = (int64_t)1 << 22, .k = (int64_t)1 << 20, .gen = {.dist = GEN_ALL_EQUAL});

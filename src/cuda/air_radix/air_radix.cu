@@ -12,6 +12,10 @@
  *              rows pay per bin).
  *              One launch in all; TOPK_SORTED adds nothing when k fits the in-kernel
  *              sort (AIR_OUT_BLOCK, below), else the CUB sort and decode launches.
+ *   FUSED      batch <= SM count and batch x row length <= AIR_FUSED_MAX_ELEMS: every
+ *              pass of MULTI in one cooperative launch (air_fused_kernel), passes
+ *              separated by a per-row barrier instead of a kernel boundary; the
+ *              kernel zeroes its own histograms. One launch instead of 4 to 8.
  *   MULTI      otherwise: rows in chunks of at most AIR_CHUNK_ROWS; per chunk a
  *              memset of the rows' state and histograms, one launch per pass
  *              (key passes, then, deterministic only, index passes) and one final
@@ -19,17 +23,20 @@
  *              so that the chunk fills the GPU (AIR_BLOCKS_PER_SM blocks per SM)
  *              but each block gets at least AIR_MIN_TILES tiles.
  *
- * Passes (MULTI): key bits split into digits of <= 11 bits, widths balanced:
- *   16-bit keys 8+8 (2 passes), 32-bit 11+11+10 (3), 64-bit 11+11+11+11+10+10 (6);
- *   deterministic ties add ceil(ib / 11) index passes over ~index (ib = bits of the
- *   largest index: 1 pass for rows <= 2^11, 2 for <= 2^22, 3 for <= 2^33), which
- *   return at once when the key passes left no tie to break.
+ * Passes (MULTI, FUSED): key bits split into digits of AIR_DIGIT_BITS (11), the
+ *   last one taking the rest: 16-bit keys 11+5 (2 passes), 32-bit 11+11+10 (3),
+ *   64-bit 11+11+11+11+11+9 (6); deterministic ties add ceil(ib / 11) index passes
+ *   over ~index (ib = bits of the largest index: 1 pass for rows <= 2^11, 2 for
+ *   <= 2^22, 3 for <= 2^33), which return at once when the key passes left no tie
+ *   to break (FUSED: are not run).
  *
  * Workspace (each part rounded up to 256 bytes, plus 255 bytes so that any caller
  * pointer can be aligned), with R = min(batch, AIR_CHUNK_ROWS), I = 4 bytes (8 when
  * n >= 2^31), E = element size, alpha = AIR_ALPHA:
- *   MULTI:   histograms  R x 2048 x I
+ *   MULTI:   histograms  R x 2^d x I (d = the widest digit, 11)
  *            row states  R x sizeof(air_row_state)  (64 or 96 bytes)
+ *   FUSED:   as MULTI with R = batch, one histogram per pass (R x passes x 2^d x I)
+ *            and an air_fused_row per row instead of the row state
  *            2 candidate buffers of floor(T / alpha) x (E + I) bytes each, where
  *            T = R x n (uniform rows; reused by every chunk) or n (variable rows:
  *            row r's share starts at offsets[r] / alpha)
@@ -53,8 +60,10 @@
  * index) and writes the outputs itself (AIR_OUT_BLOCK): no workspace, one launch.
  *
  * Knobs for measurement (environment, read at every call): TOPK_AIR_ALPHA (the
- * adaptive-buffer alpha, default 128, the paper's choice: to be re-measured on the
- * H100) and TOPK_AIR_PATH=one|multi (force a path; tests use it).
+ * adaptive-buffer alpha, default 128: on the H100 16..512 measure the same, see
+ * docs/perf-notes.md), TOPK_AIR_DIGIT_BITS (8..12, default 11: 11 and 12 measure
+ * the same, 8 and 10 slower) and TOPK_AIR_PATH=one|multi|fused (force a path;
+ * tests use it).
  *
  * run() never allocates, synchronises or copies to the host; every launch is
  * checked with cudaGetLastError (TOPK_CUDA_TRY_LAUNCH).
@@ -76,6 +85,10 @@
 /* ------------------------------------------------------------------ tuning */
 
 static const int64_t AIR_ALPHA = 128;          /* paper sec. 3.2; re-measure on the H100 */
+/* FUSED only up to this many elements in all: beyond, the multi-launch path's higher
+ * occupancy wins and launch overhead no longer matters (measured: docs/perf-notes.md). */
+static const int64_t AIR_FUSED_MAX_ELEMS = (int64_t)1 << 23;
+static const int AIR_DIGIT_BITS = 11;          /* multi-block digits at most this wide (8..AIR_MAX_DIGIT_BITS) */
 static const int64_t AIR_CHUNK_ROWS = 1024;    /* rows per MULTI launch (histograms: 8 KB each) */
 static const int AIR_BLOCKS_PER_SM = 4;        /* MULTI grid target */
 static const int64_t AIR_MIN_TILES = 4;        /* MULTI: tiles (4096 / 2048 elements) per block at least */
@@ -87,12 +100,13 @@ static const int64_t AIR_STAGE_BYTES = 32768;  /* ONE-BLOCK: row staged in share
  * opt-in. f32 rows of 8192 (32 KB staged): k <= 1024 (k <= 512 when n >= 2^31). */
 static const int64_t AIR_BLOCK_SORT_MAX = 2048;
 static const int64_t AIR_ONE_SMEM_BUDGET = 45056;
-enum { ALIGN = 256, MAX_PASSES = 16 };
+enum { ALIGN = 256, MAX_PASSES = AIR_MAX_PASSES };
 
 /* ------------------------------------------------------------------ the plan */
 
 typedef struct air_layout {
   int one_block;
+  int fused;            /* MULTI passes in one cooperative launch (air_fused_kernel) */
   int key_bits;         /* 16, 32, 64 */
   int es;               /* element bytes */
   int idx64;            /* IdxT is unsigned long long */
@@ -103,6 +117,7 @@ typedef struct air_layout {
   int64_t alpha;
   int n_passes;
   air_pass_desc passes[MAX_PASSES];
+  int hist_bits;        /* MULTI/FUSED: the widest digit; row histograms have 2^hist_bits bins */
   int64_t chunk_rows;   /* MULTI */
   int64_t bpr;          /* MULTI: most blocks per row (by work); launch_multi caps it by occupancy */
   int64_t buf_elems;    /* MULTI: elements per candidate buffer */
@@ -136,6 +151,12 @@ static int bits_for(uint64_t v) {
   return bits;
 }
 
+static int env_digit_bits(void) {
+  const char* s = getenv("TOPK_AIR_DIGIT_BITS");
+  const int b = s && *s ? atoi(s) : 0;
+  return b >= 8 && b <= AIR_MAX_DIGIT_BITS ? b : AIR_DIGIT_BITS;
+}
+
 static int64_t env_alpha(void) {
   const char* s = getenv("TOPK_AIR_ALPHA");
   if (!s || !*s) return AIR_ALPHA;
@@ -143,13 +164,14 @@ static int64_t env_alpha(void) {
   return a >= 2 ? (int64_t)a : AIR_ALPHA;
 }
 
-/* -1: choose; 0: force MULTI; 1: force ONE-BLOCK. */
+enum { PATH_CHOOSE = -1, PATH_MULTI = 0, PATH_ONE = 1, PATH_FUSED = 2 };
 static int env_path(void) {
   const char* s = getenv("TOPK_AIR_PATH");
-  if (!s) return -1;
-  if (strcmp(s, "one") == 0) return 1;
-  if (strcmp(s, "multi") == 0) return 0;
-  return -1;
+  if (!s) return PATH_CHOOSE;
+  if (strcmp(s, "one") == 0) return PATH_ONE;
+  if (strcmp(s, "multi") == 0) return PATH_MULTI;
+  if (strcmp(s, "fused") == 0) return PATH_FUSED;
+  return PATH_CHOOSE;
 }
 
 /* ---- CUB calls: one definition for the size query (temp == NULL) and the run */
@@ -170,16 +192,25 @@ static cudaError_t sort_pairs(void* temp, size_t* bytes, cub::DoubleBuffer<u64>&
                                                   end_bit, stream);
 }
 
-static int path_one_block(const topk_problem* p, int es) {
+/*
+ * ONE-BLOCK for short rows; else FUSED when every row can have a resident block
+ * (batch <= SM count: at least one resident block per SM is certain) and the input
+ * is small enough that launch overhead matters, else MULTI.
+ * A forced FUSED that does not fit falls back to MULTI.
+ */
+static int choose_path(const topk_problem* p, const topk_device_info* dev, int es) {
   const int forced = env_path();
-  if (forced >= 0) return forced;
+  const int sms = dev && dev->sm_count > 0 ? dev->sm_count : 1;
+  const int fits_fused = p->batch <= sms;
+  if (forced == PATH_ONE || forced == PATH_MULTI) return forced;
+  if (forced == PATH_FUSED) return fits_fused ? PATH_FUSED : PATH_MULTI;
   const int64_t avg = p->row_offsets ? (p->batch > 0 ? p->n / p->batch : p->n) : p->n;
-  return avg <= AIR_STAGE_BYTES / es;
+  if (avg <= AIR_STAGE_BYTES / es) return PATH_ONE;
+  return fits_fused && p->batch * avg <= AIR_FUSED_MAX_ELEMS ? PATH_FUSED : PATH_MULTI;
 }
 
 /* Decides everything and lays out the workspace. Asks CUB for sizes only: no allocation, no sync. */
 static topk_status plan_layout(const topk_problem* p, const topk_device_info* dev, air_layout* L) {
-  (void)dev; /* the grid is sized at launch (occupancy); nothing here depends on the device */
   memset(L, 0, sizeof *L);
   L->es = (int)topk_dtype_size(p->dtype);
   L->key_bits = L->es * 8;
@@ -190,7 +221,9 @@ static topk_status plan_layout(const topk_problem* p, const topk_device_info* de
   L->ib = maxlen > 1 ? bits_for((uint64_t)(maxlen - 1)) : 0;
   L->deterministic = (p->flags & TOPK_NONDETERMINISTIC) == 0;
   L->alpha = env_alpha();
-  L->one_block = path_one_block(p, L->es);
+  const int path = choose_path(p, dev, L->es);
+  L->one_block = path == PATH_ONE;
+  L->fused = path == PATH_FUSED;
   const int sorted = (p->flags & TOPK_SORTED) != 0;
   if (!sorted) {
     L->out_mode = AIR_OUT_DIRECT;
@@ -206,16 +239,17 @@ static topk_status plan_layout(const topk_problem* p, const topk_device_info* de
 
   if (!L->one_block) {
     /* Pass table: key passes, then index passes (deterministic). */
-    const int kp = air_num_passes(L->key_bits, AIR_MAX_DIGIT_BITS);
-    const int ip = L->deterministic ? air_num_passes(L->ib, AIR_MAX_DIGIT_BITS) : 0;
+    const int db = env_digit_bits();
+    const int kp = air_num_passes(L->key_bits, db);
+    const int ip = L->deterministic ? air_num_passes(L->ib, db) : 0;
     TOPK_RETURN_IF(kp + ip > MAX_PASSES, TOPK_ERR_INTERNAL, "air_radix: %d passes", kp + ip);
     int lk = 0, li = 0;
     for (int q = 0; q < kp + ip; ++q) {
       air_pass_desc* d = &L->passes[q];
       d->pass = q;
       d->is_idx = q >= kp;
-      d->width = d->is_idx ? air_pass_width(L->ib, AIR_MAX_DIGIT_BITS, q - kp)
-                           : air_pass_width(L->key_bits, AIR_MAX_DIGIT_BITS, q);
+      d->width = d->is_idx ? air_pass_width(L->ib, db, q - kp) : air_pass_width(L->key_bits, db, q);
+      if (d->width > L->hist_bits) L->hist_bits = d->width;
       d->level_key = lk;
       d->level_idx = li;
       d->last = q == kp + ip - 1;
@@ -223,7 +257,7 @@ static topk_status plan_layout(const topk_problem* p, const topk_device_info* de
     }
     L->n_passes = kp + ip;
 
-    L->chunk_rows = p->batch < AIR_CHUNK_ROWS ? p->batch : AIR_CHUNK_ROWS;
+    L->chunk_rows = L->fused || p->batch < AIR_CHUNK_ROWS ? p->batch : AIR_CHUNK_ROWS;
     /* Blocks per row: at most enough for AIR_MIN_TILES tiles each (of the average row);
      * launch_multi caps it further by the GPU's resident blocks. */
     const int64_t tile = (int64_t)AIR_THREADS * (L->es == 8 ? 8 : 16);
@@ -233,8 +267,13 @@ static topk_status plan_layout(const topk_problem* p, const topk_device_info* de
 
     const int64_t span = p->row_offsets ? p->n : L->chunk_rows * p->n;
     L->buf_elems = span / L->alpha;
-    const size_t state_size = L->idx64 ? sizeof(air_row_state<unsigned long long>) : sizeof(air_row_state<unsigned>);
-    ok = ok && add_part(&total, &L->hist, (uint64_t)L->chunk_rows * AIR_MAX_BINS, isz);
+    size_t state_size = L->idx64 ? sizeof(air_row_state<unsigned long long>) : sizeof(air_row_state<unsigned>);
+    uint64_t hists = (uint64_t)L->chunk_rows;
+    if (L->fused) { /* a histogram per pass, and the fused control block */
+      state_size = L->idx64 ? sizeof(air_fused_row<unsigned long long>) : sizeof(air_fused_row<unsigned>);
+      hists *= (uint64_t)L->n_passes;
+    }
+    ok = ok && add_part(&total, &L->hist, hists << L->hist_bits, isz);
     ok = ok && add_part(&total, &L->state, (uint64_t)L->chunk_rows, state_size);
     L->zero_bytes = total; /* histograms and states are the first two parts */
     for (int b = 0; b < 2; ++b) {
@@ -321,6 +360,29 @@ static topk_status launch_multi(const air_layout* L, air_params P, int64_t batch
   return TOPK_SUCCESS;
 }
 
+/* FUSED: one cooperative launch for every row (batch <= SM count); the kernel zeroes its state. */
+template <topk_dtype DT, typename IdxT>
+static topk_status launch_fused(const air_layout* L, air_params P, int64_t batch, const topk_device_info* dev,
+                                cudaStream_t stream) {
+  int occ = 0;
+  TOPK_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, air_fused_kernel<DT, IdxT>, AIR_THREADS, 0));
+  if (occ < 1) occ = 1;
+  if (occ > AIR_BLOCKS_PER_SM) occ = AIR_BLOCKS_PER_SM;
+  const int sms = dev && dev->sm_count > 0 ? dev->sm_count : 1;
+  int64_t bpr = (int64_t)sms * occ / batch; /* every block resident: the barriers spin */
+  if (bpr > L->bpr) bpr = L->bpr;
+  if (bpr < 1) bpr = 1;
+  air_fused_desc F;
+  memset(&F, 0, sizeof F);
+  F.n_passes = L->n_passes;
+  for (int q = 0; q < L->n_passes; ++q) F.passes[q] = L->passes[q];
+  P.row0 = 0;
+  void* args[] = {(void*)&P, (void*)&F};
+  TOPK_CUDA_TRY(cudaLaunchCooperativeKernel((const void*)air_fused_kernel<DT, IdxT>, dim3((unsigned)bpr, (unsigned)batch, 1),
+                                            dim3(AIR_THREADS, 1, 1), args, 0, stream));
+  return TOPK_SUCCESS;
+}
+
 /* ONE-BLOCK: one block per row, in launches of at most INT_MAX rows. */
 template <topk_dtype DT, typename IdxT>
 static topk_status launch_one_block(const air_layout* L, air_params P, int64_t batch, cudaStream_t stream) {
@@ -337,8 +399,9 @@ static topk_status launch_one_block(const air_layout* L, air_params P, int64_t b
 template <topk_dtype DT, typename IdxT>
 static topk_status launch_select(const air_layout* L, const air_params& P, int64_t batch, char* base,
                                  const topk_device_info* dev, cudaStream_t stream) {
-  return L->one_block ? launch_one_block<DT, IdxT>(L, P, batch, stream)
-                      : launch_multi<DT, IdxT>(L, P, batch, base, dev, stream);
+  if (L->one_block) return launch_one_block<DT, IdxT>(L, P, batch, stream);
+  if (L->fused) return launch_fused<DT, IdxT>(L, P, batch, dev, stream);
+  return launch_multi<DT, IdxT>(L, P, batch, base, dev, stream);
 }
 
 /* TOPK_SORTED: sort each row's k sort keys, then decode them into the outputs. */
@@ -448,6 +511,7 @@ static topk_status air_run(const topk_args* a, void* workspace, size_t workspace
   if (!L.one_block) {
     P.state = base + L.state;
     P.hist = base + L.hist;
+    P.hist_bins = 1 << L.hist_bits;
     for (int b = 0; b < 2; ++b) {
       P.buf_raw[b] = base + L.buf_raw[b];
       P.buf_idx[b] = base + L.buf_idx[b];

@@ -16,8 +16,14 @@
  *   histogram and picks the digit of the k-th key (lines 23-28), and stores the new
  *   prefix / k / candidate count in the row's state for the next launch. No host
  *   round trip: one launch per pass plus one final filter launch.
- *   Digits: at most 11 bits, the key width split evenly: 16-bit keys 8+8, 32-bit
- *   11+11+10, 64-bit 11+11+11+11+10+10 (the one-block path: 8-bit digits).
+ *   Digits: 11 bits but the last (air_pass_width): 16-bit keys 11+5, 32-bit
+ *   11+11+10, 64-bit 11x5+9 (the one-block path: 8-bit digits).
+ *
+ * Fused path (air_fused_kernel): the same passes in one cooperative launch; a
+ * per-row barrier (air_row_barrier) replaces the kernel boundary, and every block
+ * of a row computes the same choice from the row's complete histogram, so the
+ * pass-to-pass state stays in registers. Loads are 16 bytes wide wherever the
+ * source is 16-byte aligned (air_load_tile).
  *
  * Adaptive buffering (sec. 3.2): pass p >= 1 writes its candidates (raw bits +
  * index) to a candidate buffer only when their count C_p (known from pass p-1's
@@ -66,15 +72,18 @@
 
 #include <stdint.h>
 
+#include <cooperative_groups.h>
+
 #include "../common/keys.cuh"
 
 enum {
   AIR_THREADS = 256,
   AIR_WARPS = AIR_THREADS / 32,
-  AIR_MAX_DIGIT_BITS = 11,               /* multi-block passes */
+  AIR_MAX_DIGIT_BITS = 12,               /* multi-block passes: shared histograms sized for this */
   AIR_MAX_BINS = 1 << AIR_MAX_DIGIT_BITS,
   AIR_ONE_DIGIT_BITS = 8,                /* one-block passes: short rows pay per bin, so small histograms */
-  AIR_ONE_BINS = 1 << AIR_ONE_DIGIT_BITS
+  AIR_ONE_BINS = 1 << AIR_ONE_DIGIT_BITS,
+  AIR_MAX_PASSES = 16                    /* 64-bit keys (6) + index passes of 64-bit rows (6) fit */
 };
 
 /* Row modes, in the row state. The state is zeroed before pass 0, so 0 = running. */
@@ -88,13 +97,19 @@ enum {
   AIR_OUT_BLOCK = 3      /* sorted, one-block path, sorted inside the kernel (P.bsort_m > 0): no air_emit */
 };
 
-/* Passes over a field of `bits` bits with digits of at most max_digit bits, widths balanced. */
+/*
+ * Passes over a field of `bits` bits with digits of at most max_digit bits: every
+ * pass max_digit wide but the last, which takes the rest. The first digit is the
+ * widest because the leading bits are the crowded ones: a 16-bit float's first 8
+ * bits are sign and exponent, so 8+8 put most normal data in a few bins (shared
+ * atomics serialise on them; bf16 ran at 46 GB/s) where 11+5 spreads it.
+ */
 __host__ __device__ __forceinline__ int air_num_passes(int bits, int max_digit) {
   return (bits + max_digit - 1) / max_digit;
 }
 __host__ __device__ __forceinline__ int air_pass_width(int bits, int max_digit, int pass) {
   const int np = air_num_passes(bits, max_digit);
-  return bits / np + (pass < bits % np ? 1 : 0);
+  return pass < np - 1 ? max_digit : bits - (np - 1) * max_digit;
 }
 
 /*
@@ -137,7 +152,8 @@ struct air_params {
   unsigned long long* sort_key;
   unsigned long long* sort_idx;
   void* state;            /* air_row_state<IdxT>[rows of the launch] */
-  void* hist;             /* IdxT[rows of the launch][AIR_MAX_BINS], zero before pass 0 */
+  void* hist;             /* IdxT[rows of the launch][hist_bins], zero before pass 0 */
+  int hist_bins;          /* bins of the widest pass: the stride of the row histograms */
   void* buf_raw[2];
   void* buf_idx[2];
   unsigned long long worst_bits;
@@ -337,99 +353,128 @@ __device__ __forceinline__ unsigned long long air_index_mask(int ib) {
 /* ------------------------------------------------------------------ multi-block path */
 
 /*
- * One pass (Algorithm 1's iteration_fused_kernel). Grid: x = blocks of a row,
- * y = rows of this launch (row P.row0 + blockIdx.y, state and histogram index
- * blockIdx.y). Pass 0 also serves rows with len <= k (copied whole, padded).
+ * Loads tile t (AIR_THREADS x ITEMS elements from tile t x TILE) of a pass's source:
+ * raw bits, and the row index of each (the position for the input, the stored index
+ * for a candidate buffer). With `vec` (16-byte aligned source) thread x takes
+ * 16-byte groups x, x + AIR_THREADS, ... (whole-tile 128-bit loads); otherwise
+ * elements x, x + AIR_THREADS, ... Buffers are read through L2 (__ldcg): the fused
+ * path's blocks wrote them earlier in the same launch. @return bit j set iff item j
+ * is inside the source.
+ */
+template <typename RawT, typename IdxT, int ITEMS>
+__device__ __forceinline__ unsigned air_load_tile(const RawT* src_raw, const IdxT* src_idx, int64_t t, int64_t count,
+                                                  bool vec, RawT (&raw)[ITEMS], IdxT (&idx)[ITEMS]) {
+  constexpr int V = 16 / (int)sizeof(RawT);
+  constexpr int64_t TILE = (int64_t)AIR_THREADS * ITEMS;
+  static_assert(ITEMS % V == 0 && ITEMS <= 32, "a tile is whole 16-byte groups");
+  const int64_t base = t * TILE;
+  if (vec && base + TILE <= count) {
+#pragma unroll
+    for (int g = 0; g < ITEMS / V; ++g) {
+      const int64_t p0 = base + ((int64_t)g * AIR_THREADS + threadIdx.x) * V;
+      const uint4 w = src_idx ? __ldcg((const uint4*)(src_raw + p0)) : *(const uint4*)(src_raw + p0);
+      memcpy(&raw[g * V], &w, 16);
+#pragma unroll
+      for (int e = 0; e < V; ++e) idx[g * V + e] = src_idx ? __ldcg(&src_idx[p0 + e]) : (IdxT)(p0 + e);
+    }
+    return ITEMS == 32 ? ~0u : (1u << ITEMS) - 1u;
+  }
+  unsigned valid = 0;
+#pragma unroll
+  for (int j = 0; j < ITEMS; ++j) {
+    const int64_t i = vec ? base + ((int64_t)(j / V) * AIR_THREADS + threadIdx.x) * V + (j % V)
+                          : base + threadIdx.x + (int64_t)j * AIR_THREADS;
+    raw[j] = 0;
+    idx[j] = 0;
+    if (i < count) {
+      raw[j] = src_idx ? __ldcg(&src_raw[i]) : src_raw[i];
+      idx[j] = src_idx ? __ldcg(&src_idx[i]) : (IdxT)i;
+      valid |= 1u << j;
+    }
+  }
+  return valid;
+}
+
+/*
+ * What pass p of a row starts from: the choice of passes 0..p-1. The multi-launch
+ * path keeps it in the row state between launches; the fused path in registers.
+ */
+template <typename IdxT>
+struct air_pass_in {
+  IdxT k_rem;                 /* results still needed among the candidates */
+  IdxT cand;                  /* C: elements matching the prefix */
+  IdxT src_len;               /* elements in the buffer this pass reads (src != 0) */
+  int src;                    /* 0: the input row; 1 or 2: candidate buffer 0 or 1 */
+  int level_key, level_idx;   /* known prefix bits */
+  unsigned long long pk, pi;  /* the prefix of the k-th composite key */
+};
+
+/* Pass 0's starting point for a row of len > k elements. */
+template <typename IdxT>
+__device__ __forceinline__ air_pass_in<IdxT> air_first_pass_in(const air_params& P, int64_t len) {
+  air_pass_in<IdxT> in;
+  in.k_rem = (IdxT)P.k;
+  in.cand = (IdxT)len;
+  in.src_len = 0;
+  in.src = 0;
+  in.level_key = 0;
+  in.level_idx = 0;
+  in.pk = 0;
+  in.pi = 0;
+  return in;
+}
+
+/* Sec. 3.2: pass p buffers its candidates iff C_p <= len / alpha (never pass 0: C_0 = len). */
+template <typename IdxT>
+__device__ __forceinline__ bool air_writes_buffer(const air_params& P, const air_pass_desc& S, const air_row_extent& R,
+                                                  const air_pass_in<IdxT>& in) {
+  return S.pass > 0 && in.cand <= (IdxT)(R.len / P.alpha);
+}
+
+/*
+ * The body of one pass over tiles first_tile, first_tile + tile_stride, ... of the
+ * pass's source (Algorithm 1 lines 10-22): filters every element by the prefix,
+ * counts the digit of each candidate in s_hist (zeroed by the caller), and, when
+ * the pass buffers (`writing`), writes results to the output (slots from *out_cnt)
+ * and candidates to the buffer (slots from *buf_cnt). Block-uniform control flow:
+ * every thread must call it.
  */
 template <topk_dtype DT, typename IdxT>
-__global__ void __launch_bounds__(AIR_THREADS) air_pass_kernel(const air_params P, const air_pass_desc S) {
+__device__ void air_filter_tiles(const air_params& P, const air_pass_desc& S, int64_t row, const air_row_extent& R,
+                                 const air_pass_in<IdxT>& in, bool writing, IdxT* s_hist, unsigned int* s_warp32,
+                                 IdxT* s_base, IdxT* out_cnt, IdxT* buf_cnt, int64_t first_tile, int64_t tile_stride) {
   typedef typename topk_dtype_traits<DT>::raw_t RawT;
   typedef typename topk_dtype_traits<DT>::key_t KeyT;
   constexpr int KB = topk_dtype_traits<DT>::bits;
   constexpr int ITEMS = air_items<RawT>();
   constexpr int64_t TILE = (int64_t)AIR_THREADS * ITEMS;
-
-  __shared__ IdxT s_hist[AIR_MAX_BINS];
-  __shared__ IdxT s_warp[AIR_WARPS];
-  __shared__ unsigned int s_warp32[AIR_WARPS];
-  __shared__ IdxT s_base[2];
-  __shared__ int s_last;
-  __shared__ air_choice<IdxT> s_choice;
-
-  const int64_t row = P.row0 + blockIdx.y;
-  air_row_state<IdxT>* st = (air_row_state<IdxT>*)P.state + blockIdx.y;
-  IdxT* g_hist = (IdxT*)P.hist + (size_t)blockIdx.y * AIR_MAX_BINS;
-  const air_row_extent R = air_row(P, row);
   const bool smallest = P.smallest != 0;
-
-  /* The pass's inputs: from the arguments for pass 0, else from the previous pass's last block. */
-  IdxT k_rem, cand, src_len;
-  int src;
-  unsigned long long pk, pi;
-  if (S.pass == 0) {
-    if (R.len <= P.k) {
-      air_copy_row<DT, IdxT>(P, row, R, (int64_t)blockIdx.x * AIR_THREADS + threadIdx.x,
-                             (int64_t)gridDim.x * AIR_THREADS);
-      if (blockIdx.x == 0 && threadIdx.x == 0) st->mode = AIR_DONE;
-      return;
-    }
-    k_rem = (IdxT)P.k;
-    cand = (IdxT)R.len;
-    src = 0;
-    src_len = 0;
-    pk = 0;
-    pi = 0;
-  } else {
-    if (st->mode != AIR_RUNNING) return; /* copied, or stopped early: the same for every block of the row */
-    k_rem = st->k_rem;
-    cand = st->len;
-    src = st->src;
-    src_len = st->src_len;
-    pk = st->prefix_key;
-    pi = st->prefix_idx;
-  }
-
-  /* Sec. 3.2: buffer this pass's candidates iff C_p <= len / alpha (never in pass 0: C_0 = len). */
   const IdxT cap = (IdxT)(R.len / P.alpha);
-  const bool writing = S.pass > 0 && cand <= cap;
   const int64_t buf_base = R.vo / P.alpha;
   const int nbins = 1 << S.width;
   const unsigned long long imask = air_index_mask(P.ib);
   const int dshift = S.is_idx ? (P.ib - S.level_idx - S.width) : (KB - S.level_key - S.width);
 
-  for (int b = threadIdx.x; b < nbins; b += AIR_THREADS) s_hist[b] = 0;
-  __syncthreads();
-
-  const RawT* src_raw = src == 0 ? (const RawT*)P.in + R.start : (const RawT*)P.buf_raw[src - 1] + buf_base;
-  const IdxT* src_idx = src == 0 ? (const IdxT*)0 : (const IdxT*)P.buf_idx[src - 1] + buf_base;
+  const RawT* src_raw = in.src == 0 ? (const RawT*)P.in + R.start : (const RawT*)P.buf_raw[in.src - 1] + buf_base;
+  const IdxT* src_idx = in.src == 0 ? (const IdxT*)0 : (const IdxT*)P.buf_idx[in.src - 1] + buf_base;
   RawT* dst_raw = (RawT*)P.buf_raw[S.pass & 1] + buf_base;
   IdxT* dst_idx = (IdxT*)P.buf_idx[S.pass & 1] + buf_base;
-  const int64_t count = src == 0 ? R.len : (int64_t)src_len;
+  const int64_t count = in.src == 0 ? R.len : (int64_t)in.src_len;
   const int64_t ntiles = (count + TILE - 1) / TILE;
+  const bool vec = (((uintptr_t)src_raw) & 15) == 0; /* block-uniform: one row's source */
 
-  for (int64_t t = blockIdx.x; t < ntiles; t += gridDim.x) { /* block-uniform trip count */
-    const int64_t t0 = t * TILE + threadIdx.x;
+  for (int64_t t = first_tile; t < ntiles; t += tile_stride) { /* block-uniform trip count */
     RawT raw[ITEMS];
     IdxT idx[ITEMS];
-#pragma unroll
-    for (int j = 0; j < ITEMS; ++j) {
-      const int64_t i = t0 + (int64_t)j * AIR_THREADS;
-      raw[j] = 0;
-      idx[j] = 0;
-      if (i < count) {
-        raw[j] = src_raw[i];
-        idx[j] = src_idx ? src_idx[i] : (IdxT)i;
-      }
-    }
+    const unsigned valid = air_load_tile<RawT, IdxT, ITEMS>(src_raw, src_idx, t, count, vec, raw, idx);
     signed char cls[ITEMS];
     unsigned int nres = 0, ncand = 0;
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j) {
-      const int64_t i = t0 + (int64_t)j * AIR_THREADS;
       cls[j] = -1;
-      if (i < count) {
+      if ((valid >> j) & 1u) {
         const KeyT key = topk_to_rank_key<DT>(raw[j], smallest);
-        const int c = air_cmp<KeyT, KB, IdxT>(key, idx[j], S.level_key, pk, S.level_idx, pi, P.ib, imask);
+        const int c = air_cmp<KeyT, KB, IdxT>(key, idx[j], S.level_key, in.pk, S.level_idx, in.pi, P.ib, imask);
         cls[j] = (signed char)c;
         if (c == 0) {
           const int d = S.is_idx ? (int)((((~(unsigned long long)idx[j]) & imask) >> dshift) & (unsigned)(nbins - 1))
@@ -446,8 +491,8 @@ __global__ void __launch_bounds__(AIR_THREADS) air_pass_kernel(const air_params 
       const unsigned int ex = air_block_excl_scan<unsigned int>(nres | (ncand << 16), s_warp32, &tot);
       if (threadIdx.x == 0) {
         const IdxT tr = (IdxT)(tot & 0xFFFFu), tc = (IdxT)(tot >> 16);
-        s_base[0] = tr ? atomicAdd(&st->out_cnt, tr) : (IdxT)0;
-        s_base[1] = tc ? atomicAdd(&st->buf_cnt, tc) : (IdxT)0;
+        s_base[0] = tr ? atomicAdd(out_cnt, tr) : (IdxT)0;
+        s_base[1] = tc ? atomicAdd(buf_cnt, tc) : (IdxT)0;
       }
       __syncthreads();
       IdxT ro = s_base[0] + (IdxT)(ex & 0xFFFFu);
@@ -467,6 +512,179 @@ __global__ void __launch_bounds__(AIR_THREADS) air_pass_kernel(const air_params 
       }
     }
   }
+}
+
+/*
+ * After pass S, from the row's complete histogram in s_hist: chooses the digit of
+ * the k_rem-th candidate (lines 23-28) and returns what the next pass starts from;
+ * *mode gets AIR_FINAL when the row is done (C == k_rem: early stop, sec. 3.3; or
+ * the last pass), else AIR_RUNNING. Every thread must call it; every thread gets
+ * the same result.
+ */
+template <typename IdxT>
+__device__ air_pass_in<IdxT> air_after_pass(const air_pass_desc& S, const air_pass_in<IdxT>& in, bool writing,
+                                            const IdxT* s_hist, IdxT* s_warp, air_choice<IdxT>* s_choice, int* mode) {
+  air_choose<IdxT>(s_hist, 1 << S.width, in.k_rem, s_warp, s_choice);
+  const IdxT greater = s_choice->greater, c = s_choice->count;
+  const unsigned long long d = (unsigned long long)s_choice->digit;
+  air_pass_in<IdxT> out;
+  out.pk = S.is_idx ? in.pk : ((in.pk << S.width) | d);
+  out.pi = S.is_idx ? ((in.pi << S.width) | d) : in.pi;
+  out.level_key = S.level_key + (S.is_idx ? 0 : S.width);
+  out.level_idx = S.level_idx + (S.is_idx ? S.width : 0);
+  out.k_rem = in.k_rem - greater;
+  out.cand = c;
+  out.src = writing ? 1 + (S.pass & 1) : 0;
+  out.src_len = writing ? in.cand : (IdxT)0;
+  *mode = (c == out.k_rem || S.last) ? AIR_FINAL : AIR_RUNNING;
+  return out;
+}
+
+/*
+ * The last filter (Algorithm 1 line 5) over tiles first_tile, first_tile +
+ * tile_stride, ...: reads what the next pass would have read and writes every
+ * element whose prefix beats the chosen one, plus the needed elements that match
+ * it: all of them when C == k_rem (early stop, or after the index passes), else
+ * (nondeterministic) the first k_rem to claim a back slot (*back_cnt).
+ */
+template <topk_dtype DT, typename IdxT>
+__device__ void air_final_tiles(const air_params& P, int64_t row, const air_row_extent& R, const air_pass_in<IdxT>& in,
+                                unsigned int* s_warp32, IdxT* s_base, IdxT* out_cnt, IdxT* back_cnt,
+                                int64_t first_tile, int64_t tile_stride) {
+  typedef typename topk_dtype_traits<DT>::raw_t RawT;
+  typedef typename topk_dtype_traits<DT>::key_t KeyT;
+  constexpr int KB = topk_dtype_traits<DT>::bits;
+  constexpr int ITEMS = air_items<RawT>();
+  constexpr int64_t TILE = (int64_t)AIR_THREADS * ITEMS;
+  const bool smallest = P.smallest != 0;
+  const bool take_all = in.cand == in.k_rem;
+  const unsigned long long imask = air_index_mask(P.ib);
+  const int64_t buf_base = R.vo / P.alpha;
+
+  const RawT* src_raw = in.src == 0 ? (const RawT*)P.in + R.start : (const RawT*)P.buf_raw[in.src - 1] + buf_base;
+  const IdxT* src_idx = in.src == 0 ? (const IdxT*)0 : (const IdxT*)P.buf_idx[in.src - 1] + buf_base;
+  const int64_t count = in.src == 0 ? R.len : (int64_t)in.src_len;
+  const int64_t ntiles = (count + TILE - 1) / TILE;
+  const bool vec = (((uintptr_t)src_raw) & 15) == 0; /* block-uniform: one row's source */
+
+  for (int64_t t = first_tile; t < ntiles; t += tile_stride) {
+    RawT raw[ITEMS];
+    IdxT idx[ITEMS];
+    const unsigned valid = air_load_tile<RawT, IdxT, ITEMS>(src_raw, src_idx, t, count, vec, raw, idx);
+    signed char cls[ITEMS]; /* 1: front slot, 0: back slot (nondeterministic ties), -1: not taken */
+    unsigned int nf = 0, ne = 0;
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+      cls[j] = -1;
+      if ((valid >> j) & 1u) {
+        const KeyT key = topk_to_rank_key<DT>(raw[j], smallest);
+        const int c = air_cmp<KeyT, KB, IdxT>(key, idx[j], in.level_key, in.pk, in.level_idx, in.pi, P.ib, imask);
+        if (c > 0 || (c == 0 && take_all)) {
+          cls[j] = 1;
+          ++nf;
+        } else if (c == 0) {
+          cls[j] = 0;
+          ++ne;
+        }
+      }
+    }
+    unsigned int tot;
+    const unsigned int ex = air_block_excl_scan<unsigned int>(nf | (ne << 16), s_warp32, &tot);
+    if (threadIdx.x == 0) {
+      const IdxT tf = (IdxT)(tot & 0xFFFFu), te = (IdxT)(tot >> 16);
+      s_base[0] = tf ? atomicAdd(out_cnt, tf) : (IdxT)0;
+      s_base[1] = te ? atomicAdd(back_cnt, te) : (IdxT)0;
+    }
+    __syncthreads();
+    IdxT fo = s_base[0] + (IdxT)(ex & 0xFFFFu);
+    IdxT bo = s_base[1] + (IdxT)(ex >> 16);
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+      if (cls[j] == 1) {
+        if ((int64_t)fo < P.k) air_emit(P, row, (int64_t)fo, raw[j], topk_to_rank_key<DT>(raw[j], smallest), idx[j]);
+        ++fo;
+      } else if (cls[j] == 0) {
+        if (bo < in.k_rem)
+          air_emit(P, row, P.k - 1 - (int64_t)bo, raw[j], topk_to_rank_key<DT>(raw[j], smallest), idx[j]);
+        ++bo;
+      }
+    }
+  }
+}
+
+/*
+ * Copies a row's complete global histogram (nbins <= AIR_MAX_BINS) into shared
+ * memory through L2 (the other blocks' atomics), optionally zeroing it. All loads
+ * are issued before any store: a loop that alternates them waits a full L2 round
+ * trip per bin group (microseconds per pass). Every thread must call it; it ends
+ * with __syncthreads.
+ */
+template <typename IdxT>
+__device__ __forceinline__ void air_fetch_hist(IdxT* g_hist, IdxT* s_hist, int nbins, bool zero) {
+  constexpr int PER = AIR_MAX_BINS / AIR_THREADS;
+  IdxT v[PER];
+#pragma unroll
+  for (int j = 0; j < PER; ++j) {
+    const int b = threadIdx.x + j * AIR_THREADS;
+    v[j] = b < nbins ? __ldcg(&g_hist[b]) : (IdxT)0;
+  }
+#pragma unroll
+  for (int j = 0; j < PER; ++j) {
+    const int b = threadIdx.x + j * AIR_THREADS;
+    if (b < nbins) {
+      s_hist[b] = v[j];
+      if (zero) g_hist[b] = 0;
+    }
+  }
+  __syncthreads();
+}
+
+/*
+ * One pass launch (Algorithm 1's iteration_fused_kernel). Grid: x = blocks of a row,
+ * y = rows of this launch (row P.row0 + blockIdx.y, state and histogram index
+ * blockIdx.y). Pass 0 also serves rows with len <= k (copied whole, padded).
+ */
+template <topk_dtype DT, typename IdxT>
+__global__ void __launch_bounds__(AIR_THREADS) air_pass_kernel(const air_params P, const air_pass_desc S) {
+  __shared__ IdxT s_hist[AIR_MAX_BINS];
+  __shared__ IdxT s_warp[AIR_WARPS];
+  __shared__ unsigned int s_warp32[AIR_WARPS];
+  __shared__ IdxT s_base[2];
+  __shared__ int s_last;
+  __shared__ air_choice<IdxT> s_choice;
+
+  const int64_t row = P.row0 + blockIdx.y;
+  air_row_state<IdxT>* st = (air_row_state<IdxT>*)P.state + blockIdx.y;
+  IdxT* g_hist = (IdxT*)P.hist + (size_t)blockIdx.y * P.hist_bins;
+  const air_row_extent R = air_row(P, row);
+
+  /* The pass's inputs: from the arguments for pass 0, else from the previous pass's last block. */
+  air_pass_in<IdxT> in;
+  if (S.pass == 0) {
+    if (R.len <= P.k) {
+      air_copy_row<DT, IdxT>(P, row, R, (int64_t)blockIdx.x * AIR_THREADS + threadIdx.x,
+                             (int64_t)gridDim.x * AIR_THREADS);
+      if (blockIdx.x == 0 && threadIdx.x == 0) st->mode = AIR_DONE;
+      return;
+    }
+    in = air_first_pass_in<IdxT>(P, R.len);
+  } else {
+    if (st->mode != AIR_RUNNING) return; /* copied, or stopped early: the same for every block of the row */
+    in.k_rem = st->k_rem;
+    in.cand = st->len;
+    in.src = st->src;
+    in.src_len = st->src_len;
+    in.pk = st->prefix_key;
+    in.pi = st->prefix_idx;
+    in.level_key = S.level_key;
+    in.level_idx = S.level_idx;
+  }
+  const bool writing = air_writes_buffer(P, S, R, in);
+  const int nbins = 1 << S.width;
+  for (int b = threadIdx.x; b < nbins; b += AIR_THREADS) s_hist[b] = 0;
+  __syncthreads();
+  air_filter_tiles<DT, IdxT>(P, S, row, R, in, writing, s_hist, s_warp32, s_base, &st->out_cnt, &st->buf_cnt,
+                             blockIdx.x, gridDim.x);
 
   /* Merge into the row's histogram, then find out whether this block is the row's last. */
   __syncthreads();
@@ -482,44 +700,27 @@ __global__ void __launch_bounds__(AIR_THREADS) air_pass_kernel(const air_params 
 
   /* The last block: every other block of the row has merged (invariant I4). */
   __threadfence();
-  for (int b = threadIdx.x; b < nbins; b += AIR_THREADS) {
-    s_hist[b] = __ldcg(&g_hist[b]); /* L2: the other blocks' atomics */
-    g_hist[b] = 0;                  /* zero for the next pass */
-  }
-  __syncthreads();
-  air_choose<IdxT>(s_hist, nbins, k_rem, s_warp, &s_choice);
+  air_fetch_hist<IdxT>(g_hist, s_hist, nbins, true); /* and zero it for the next pass */
+  int mode;
+  const air_pass_in<IdxT> out = air_after_pass<IdxT>(S, in, writing, s_hist, s_warp, &s_choice, &mode);
   if (threadIdx.x == 0) {
-    const IdxT greater = s_choice.greater, c = s_choice.count;
-    const unsigned long long d = (unsigned long long)s_choice.digit;
-    const IdxT nk = k_rem - greater;
-    st->prefix_key = S.is_idx ? pk : ((pk << S.width) | d);
-    st->prefix_idx = S.is_idx ? ((pi << S.width) | d) : pi;
-    st->level_key = S.level_key + (S.is_idx ? 0 : S.width);
-    st->level_idx = S.level_idx + (S.is_idx ? S.width : 0);
-    st->k_rem = nk;
-    st->len = c;
-    st->src = writing ? 1 + (S.pass & 1) : 0;
-    st->src_len = writing ? cand : (IdxT)0;
-    st->mode = (c == nk || S.last) ? AIR_FINAL : AIR_RUNNING;
+    st->prefix_key = out.pk;
+    st->prefix_idx = out.pi;
+    st->level_key = out.level_key;
+    st->level_idx = out.level_idx;
+    st->k_rem = out.k_rem;
+    st->len = out.cand;
+    st->src = out.src;
+    st->src_len = out.src_len;
+    st->mode = mode;
     st->buf_cnt = 0;
     st->finished_blocks = 0;
   }
 }
 
-/*
- * The last filter (Algorithm 1 line 5): reads what the next pass would have read
- * and writes every element whose prefix beats the chosen one, plus the needed
- * elements that match it: all of them when C == k_rem (early stop, or after the
- * index passes), else (nondeterministic) the first k_rem to claim a back slot.
- */
+/* The last filter launch of the multi-launch path: the row state says what to read. */
 template <topk_dtype DT, typename IdxT>
 __global__ void __launch_bounds__(AIR_THREADS) air_final_kernel(const air_params P) {
-  typedef typename topk_dtype_traits<DT>::raw_t RawT;
-  typedef typename topk_dtype_traits<DT>::key_t KeyT;
-  constexpr int KB = topk_dtype_traits<DT>::bits;
-  constexpr int ITEMS = air_items<RawT>();
-  constexpr int64_t TILE = (int64_t)AIR_THREADS * ITEMS;
-
   __shared__ unsigned int s_warp32[AIR_WARPS];
   __shared__ IdxT s_base[2];
 
@@ -527,73 +728,115 @@ __global__ void __launch_bounds__(AIR_THREADS) air_final_kernel(const air_params
   air_row_state<IdxT>* st = (air_row_state<IdxT>*)P.state + blockIdx.y;
   if (st->mode != AIR_FINAL) return; /* AIR_DONE: copied in pass 0 */
   const air_row_extent R = air_row(P, row);
-  const bool smallest = P.smallest != 0;
+  air_pass_in<IdxT> in;
+  in.k_rem = st->k_rem;
+  in.cand = st->len;
+  in.src_len = st->src_len;
+  in.src = st->src;
+  in.level_key = st->level_key;
+  in.level_idx = st->level_idx;
+  in.pk = st->prefix_key;
+  in.pi = st->prefix_idx;
+  air_final_tiles<DT, IdxT>(P, row, R, in, s_warp32, s_base, &st->out_cnt, &st->back_cnt, blockIdx.x, gridDim.x);
+}
 
-  const IdxT k_rem = st->k_rem, cand = st->len, src_len = st->src_len;
-  const int src = st->src, lk = st->level_key, li = st->level_idx;
-  const unsigned long long pk = st->prefix_key, pi = st->prefix_idx;
-  const bool take_all = cand == k_rem;
-  const unsigned long long imask = air_index_mask(P.ib);
-  const int64_t buf_base = R.vo / P.alpha;
+/* ------------------------------------------------------------------ fused path */
 
-  const RawT* src_raw = src == 0 ? (const RawT*)P.in + R.start : (const RawT*)P.buf_raw[src - 1] + buf_base;
-  const IdxT* src_idx = src == 0 ? (const IdxT*)0 : (const IdxT*)P.buf_idx[src - 1] + buf_base;
-  const int64_t count = src == 0 ? R.len : (int64_t)src_len;
-  const int64_t ntiles = (count + TILE - 1) / TILE;
+/*
+ * Per-row control block of the fused path, in the workspace after the histograms
+ * (IdxT[rows][passes][P.hist_bins]); both are zeroed by the kernel itself.
+ */
+template <typename IdxT>
+struct air_fused_row {
+  unsigned int arrived;       /* the row's barrier: blocks arrived, over all passes */
+  IdxT out_cnt, back_cnt;
+  IdxT buf_cnt[AIR_MAX_PASSES];
+};
 
-  for (int64_t t = blockIdx.x; t < ntiles; t += gridDim.x) {
-    const int64_t t0 = t * TILE + threadIdx.x;
-    RawT raw[ITEMS];
-    IdxT idx[ITEMS];
-#pragma unroll
-    for (int j = 0; j < ITEMS; ++j) {
-      const int64_t i = t0 + (int64_t)j * AIR_THREADS;
-      raw[j] = 0;
-      idx[j] = 0;
-      if (i < count) {
-        raw[j] = src_raw[i];
-        idx[j] = src_idx ? src_idx[i] : (IdxT)i;
-      }
-    }
-    signed char cls[ITEMS]; /* 1: front slot, 0: back slot (nondeterministic ties), -1: not taken */
-    unsigned int nf = 0, ne = 0;
-#pragma unroll
-    for (int j = 0; j < ITEMS; ++j) {
-      const int64_t i = t0 + (int64_t)j * AIR_THREADS;
-      cls[j] = -1;
-      if (i < count) {
-        const KeyT key = topk_to_rank_key<DT>(raw[j], smallest);
-        const int c = air_cmp<KeyT, KB, IdxT>(key, idx[j], lk, pk, li, pi, P.ib, imask);
-        if (c > 0 || (c == 0 && take_all)) {
-          cls[j] = 1;
-          ++nf;
-        } else if (c == 0) {
-          cls[j] = 0;
-          ++ne;
-        }
-      }
-    }
-    unsigned int tot;
-    const unsigned int ex = air_block_excl_scan<unsigned int>(nf | (ne << 16), s_warp32, &tot);
-    if (threadIdx.x == 0) {
-      const IdxT tf = (IdxT)(tot & 0xFFFFu), te = (IdxT)(tot >> 16);
-      s_base[0] = tf ? atomicAdd(&st->out_cnt, tf) : (IdxT)0;
-      s_base[1] = te ? atomicAdd(&st->back_cnt, te) : (IdxT)0;
-    }
-    __syncthreads();
-    IdxT fo = s_base[0] + (IdxT)(ex & 0xFFFFu);
-    IdxT bo = s_base[1] + (IdxT)(ex >> 16);
-#pragma unroll
-    for (int j = 0; j < ITEMS; ++j) {
-      if (cls[j] == 1) {
-        if ((int64_t)fo < P.k) air_emit(P, row, (int64_t)fo, raw[j], topk_to_rank_key<DT>(raw[j], smallest), idx[j]);
-        ++fo;
-      } else if (cls[j] == 0) {
-        if (bo < k_rem) air_emit(P, row, P.k - 1 - (int64_t)bo, raw[j], topk_to_rank_key<DT>(raw[j], smallest), idx[j]);
-        ++bo;
-      }
-    }
+/* The passes of a fused launch, by value (a few hundred bytes of kernel parameters). */
+struct air_fused_desc {
+  int n_passes;
+  air_pass_desc passes[AIR_MAX_PASSES];
+};
+
+/*
+ * Waits until `target` blocks have arrived at the row's barrier (counting this one).
+ * The blocks of a row are co-resident (cooperative launch), so spinning is safe. The
+ * fences order this block's global writes (histogram atomics, buffer and output
+ * stores) before its arrival, and the other blocks' before what this block reads next.
+ */
+__device__ __forceinline__ void air_row_barrier(unsigned int* arrived, unsigned int target) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    atomicAdd(arrived, 1u);
+    while (atomicAdd(arrived, 0u) < target) __nanosleep(64);
+    __threadfence();
   }
+  __syncthreads();
+}
+
+/*
+ * The whole selection of a row in one cooperative launch (issue: small-n latency):
+ * every pass of the multi-launch path, separated by a per-row barrier instead of a
+ * kernel boundary, then the last filter. Every block of a row computes the same
+ * choice from the row's complete histogram, so no state travels through memory
+ * except the histograms and counters. Grid: x = blocks of a row, y = rows; all
+ * blocks resident. Histograms are per pass, so no pass has to zero one for the next.
+ */
+template <topk_dtype DT, typename IdxT>
+__global__ void __launch_bounds__(AIR_THREADS) air_fused_kernel(const air_params P, const air_fused_desc F) {
+  __shared__ IdxT s_hist[AIR_MAX_BINS];
+  __shared__ IdxT s_warp[AIR_WARPS];
+  __shared__ unsigned int s_warp32[AIR_WARPS];
+  __shared__ IdxT s_base[2];
+  __shared__ air_choice<IdxT> s_choice;
+
+  /* Zero every row's histograms and control block, then one grid-wide barrier. */
+  const int64_t rows = gridDim.y;
+  const int64_t hist_words = rows * F.n_passes * P.hist_bins;
+  IdxT* g_hist_all = (IdxT*)P.hist;
+  air_fused_row<IdxT>* ctrl_all = (air_fused_row<IdxT>*)P.state;
+  const int64_t nthreads = (int64_t)gridDim.x * gridDim.y * AIR_THREADS;
+  const int64_t tid = ((int64_t)blockIdx.y * gridDim.x + blockIdx.x) * AIR_THREADS + threadIdx.x;
+  for (int64_t i = tid; i < hist_words; i += nthreads) g_hist_all[i] = 0;
+  for (int64_t r = tid; r < rows; r += nthreads) {
+    air_fused_row<IdxT> z;
+    memset(&z, 0, sizeof z);
+    ctrl_all[r] = z;
+  }
+  cooperative_groups::this_grid().sync();
+
+  const int64_t row = P.row0 + blockIdx.y;
+  const air_row_extent R = air_row(P, row);
+  if (R.len <= P.k) {
+    air_copy_row<DT, IdxT>(P, row, R, (int64_t)blockIdx.x * AIR_THREADS + threadIdx.x,
+                           (int64_t)gridDim.x * AIR_THREADS);
+    return;
+  }
+  air_fused_row<IdxT>* ctrl = ctrl_all + blockIdx.y;
+  air_pass_in<IdxT> in = air_first_pass_in<IdxT>(P, R.len);
+  for (int q = 0; q < F.n_passes; ++q) {
+    const air_pass_desc& S = F.passes[q];
+    IdxT* g_hist = g_hist_all + ((int64_t)blockIdx.y * F.n_passes + q) * P.hist_bins;
+    const bool writing = air_writes_buffer(P, S, R, in);
+    const int nbins = 1 << S.width;
+    for (int b = threadIdx.x; b < nbins; b += AIR_THREADS) s_hist[b] = 0;
+    __syncthreads();
+    air_filter_tiles<DT, IdxT>(P, S, row, R, in, writing, s_hist, s_warp32, s_base, &ctrl->out_cnt,
+                               &ctrl->buf_cnt[q], blockIdx.x, gridDim.x);
+    __syncthreads();
+    for (int b = threadIdx.x; b < nbins; b += AIR_THREADS) {
+      const IdxT v = s_hist[b];
+      if (v) atomicAdd(&g_hist[b], v);
+    }
+    air_row_barrier(&ctrl->arrived, gridDim.x * (unsigned)(q + 1));
+    air_fetch_hist<IdxT>(g_hist, s_hist, nbins, false);
+    int mode;
+    in = air_after_pass<IdxT>(S, in, writing, s_hist, s_warp, &s_choice, &mode);
+    if (mode != AIR_RUNNING) break; /* the same decision in every block of the row */
+  }
+  air_final_tiles<DT, IdxT>(P, row, R, in, s_warp32, s_base, &ctrl->out_cnt, &ctrl->back_cnt, blockIdx.x, gridDim.x);
 }
 
 /* ------------------------------------------------------------------ one-block path */

@@ -198,6 +198,15 @@ typedef struct topk_problem {
   unsigned       flags;       /* TOPK_SMALLEST | TOPK_SORTED | TOPK_NONDETERMINISTIC */
   topk_algo      algo;        /* 0 = TOPK_ALGO_AUTO */
   topk_backend   backend;     /* 0 = TOPK_BACKEND_AUTO */
+  /*
+   * 0 (default): exact. > 0: RTop-K's early stopping (paper 001, Algorithm 2): the
+   * per-row binary search for the threshold stops after at most max_iter iterations
+   * on value midpoints. APPROXIMATE: each row still gets k distinct elements of the
+   * row (values bit-exact, valid indices), but not always the k best. Only
+   * TOPK_ALGO_RTOPK honours it (AUTO picks it); another explicit algorithm returns
+   * TOPK_ERR_UNSUPPORTED, a negative value TOPK_ERR_INVALID_ARGUMENT.
+   */
+  int32_t        max_iter;
 } topk_problem;
 
 /* So that topk_stream is cudaStream_t without including CUDA headers. NULL: the default stream. */

@@ -132,6 +132,11 @@ static topk_status validate_problem(const topk_problem* in, topk_problem* p) {
   TOPK_RETURN_IF(p->n < 0, TOPK_ERR_INVALID_ARGUMENT, "n=%lld is negative", (long long)p->n);
   TOPK_RETURN_IF(p->k < 0, TOPK_ERR_INVALID_ARGUMENT, "k=%lld is negative", (long long)p->k);
   TOPK_RETURN_IF(p->ld < 0, TOPK_ERR_STRIDE, "ld=%lld is negative", (long long)p->ld);
+  TOPK_RETURN_IF(p->max_iter < 0, TOPK_ERR_INVALID_ARGUMENT, "max_iter=%d is negative (0 = exact)",
+                 (int)p->max_iter);
+  TOPK_RETURN_IF(p->max_iter > 0 && p->algo != TOPK_ALGO_AUTO && p->algo != TOPK_ALGO_RTOPK, TOPK_ERR_UNSUPPORTED,
+                 "max_iter=%d (early stopping) is honoured only by algorithm 'rtopk', not '%s'", (int)p->max_iter,
+                 topk_algo_name(p->algo));
   if (p->row_offsets) {
     TOPK_RETURN_IF(p->ld != 0, TOPK_ERR_STRIDE, "ld=%lld given with row_offsets (must be 0)", (long long)p->ld);
   } else {

@@ -20,10 +20,14 @@
 
 const topk_algo_ops* topk_choose(const topk_problem* p, topk_backend backend, const topk_device_info* dev) {
   if (backend == TOPK_BACKEND_CPU) return &topk_algo_cpu_select;
+  char why[8];
+  /* max_iter > 0 asks for RTop-K's early stopping: its algorithm where it supports the shape;
+   * elsewhere the exact result (which the approximate contract allows). */
+  const topk_algo_ops* rtopk = topk_algo_find(TOPK_BACKEND_CUDA, TOPK_ALGO_RTOPK);
+  if (p->max_iter > 0 && rtopk && rtopk->supports(p, dev, why, sizeof why)) return rtopk;
   const topk_algo_ops* sort = topk_algo_find(TOPK_BACKEND_CUDA, TOPK_ALGO_SORT);
   if (topk_key_bits(p->dtype) == 16 && p->batch == 1 && !p->row_offsets && p->n <= (1 << 18)) return sort;
   const topk_algo_ops* air = topk_algo_find(TOPK_BACKEND_CUDA, TOPK_ALGO_AIR_RADIX);
-  char why[8];
   if (air && air->supports(p, dev, why, sizeof why)) return air;
   return sort;
 }

@@ -217,7 +217,9 @@ def test_errors_carry_status_and_detail():
     with pytest.raises(ValueError, match="TOPK_ERR_INVALID_ARGUMENT.*'quick'"):
         topk.topk(x, 1, algo="quick")
     with pytest.raises(ValueError, match="TOPK_ERR_UNSUPPORTED.*max_iter"):
-        topk.topk(x, 1, max_iter=4)
+        topk.topk(x, 1, max_iter=4, algo="cpu_select")  # early stopping: rtopk only
+    with pytest.raises(topk.InvalidArgumentError, match="TOPK_ERR_INVALID_ARGUMENT.*max_iter"):
+        topk.topk(x, 1, max_iter=-1)
     with pytest.raises(topk.UnsupportedError, match="TOPK_ERR_UNSUPPORTED"):
         topk.topk(x, 1, algo="air_radix")  # a GPU algorithm: not built for the CPU backend
     with pytest.raises(topk.IndexTypeError, match="TOPK_ERR_INDEX_TYPE"):
@@ -295,6 +297,7 @@ def test_lib_mirrors_topk_problem():
         "topk_algo": ctypes.c_int,
         "topk_backend": ctypes.c_int,
         "int64_t": ctypes.c_int64,
+        "int32_t": ctypes.c_int32,
         "unsigned": ctypes.c_uint,
         "const int64_t*": ctypes.POINTER(ctypes.c_int64),
     }

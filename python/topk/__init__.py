@@ -7,6 +7,7 @@ thin layer over libtopk's C API (include/topk.h, mirrored by topk._lib).
 """
 
 import importlib
+import operator
 import sys
 from typing import Any, Optional, Sequence
 
@@ -56,6 +57,7 @@ __all__ = [
     "__version__",
     "build_info",
     "cuda_available",
+    "maxk",
     "topk",
 ]
 
@@ -93,7 +95,11 @@ def topk(
       algo: an algorithm name from topk.ALGORITHMS; "auto" chooses.
       deterministic: False lets the algorithm return any of the elements tied at
         the k-th value (TOPK_NONDETERMINISTIC), where that is faster.
-      max_iter: early stop for approximate RTop-K selection; not available in this build.
+      max_iter: None or 0 (default): exact. A positive number: RTop-K's early
+        stopping (paper 001, Algorithm 2) after at most max_iter binary-search
+        steps: APPROXIMATE, each row gets k distinct elements of the row, not
+        always the k best. Only algo "rtopk" (or "auto", which then picks it on
+        CUDA) honours it; another algo raises UnsupportedError.
       index_dtype: int64 (default; int32 for JAX without x64) or int32.
       out: (values, indices) arrays to write the results into.
 
@@ -103,9 +109,8 @@ def topk(
       TypeError ones for element types (DtypeError, IndexTypeError); TypeError for
       an array of another kind.
     """
-    if max_iter is not None:
-        raise UnsupportedError(_lib.TOPK_ERR_UNSUPPORTED, "max_iter (approximate RTop-K) is not available in this build")
-    args = (k, dim, largest, sorted, algo, deterministic, index_dtype, out)
+    max_iter = 0 if max_iter is None else operator.index(max_iter)
+    args = (k, dim, largest, sorted, algo, deterministic, index_dtype, out, max_iter)
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(x, torch.Tensor):
         from ._torch import topk_torch
@@ -127,6 +132,30 @@ def topk(
 
         return topk_jax(x, *args)
     raise TypeError(f"topk.topk takes a torch.Tensor, cupy.ndarray, jax.Array or numpy.ndarray, not {type(x).__name__}")
+
+
+def maxk(x: Any, k: int, dim: int = -1, *, max_iter: Optional[int] = None, algo: str = "auto") -> Any:
+    """The MaxK nonlinearity (MaxK-GNN): x with all but the k largest of each row along
+    `dim` set to zero; same shape, dtype and device as x.
+
+    The selection is topk(x, k, dim, sorted=False, algo=algo, max_iter=max_iter); the
+    kept elements are scattered into zeros (torch: differentiable, the gradient flows
+    to the kept elements). max_iter > 0 uses RTop-K's early stopping: approximate (see
+    topk). Takes torch tensors and NumPy arrays.
+    """
+    values, indices = topk(x, k, dim, largest=True, sorted=False, algo=algo, max_iter=max_iter)
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(x, torch.Tensor):
+        return torch.zeros_like(x).scatter(dim, indices.long(), values)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and isinstance(x, (numpy.ndarray, numpy.generic)):
+        x = numpy.asarray(x)
+        result = numpy.zeros_like(x)
+        if x.ndim == 0:
+            return x.copy() if k else result
+        numpy.put_along_axis(result, indices, values, axis=dim)
+        return result
+    raise TypeError(f"topk.maxk takes a torch.Tensor or numpy.ndarray, not {type(x).__name__}")
 
 
 def cuda_available() -> bool:

@@ -125,9 +125,11 @@ def run(
     deterministic: bool,
     index_dtype: Any,
     out: Optional[Sequence[Any]],
+    max_iter: int = 0,
 ) -> TopkResult:
     """topk.topk for one framework's arrays: validates, runs the library, shapes the results."""
     k = operator.index(k)
+    max_iter = operator.index(max_iter)
     dtype = ops.dtype(x)
     shape = tuple(x.shape)
     ndim = len(shape)
@@ -159,7 +161,7 @@ def run(
             batch *= size
         problem = _lib.topk_problem(
             dtype=dtype, batch=batch, n=row_shape[-1], k=k_run, ld=ld, index_type=index_type, flags=flags,
-            algo=algo_value, backend=launch.backend,
+            algo=algo_value, backend=launch.backend, max_iter=max_iter,
         )
         workspace_bytes = ctypes.c_size_t(0)
         # Validates the problem before anything is allocated.

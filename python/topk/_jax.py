@@ -33,6 +33,7 @@ def topk_jax(
     deterministic: bool,
     index_dtype: Any,
     out: Optional[Sequence[Any]],
+    max_iter: int = 0,
 ) -> TopkResult:
     """topk.topk for a JAX array."""
     if out is not None:
@@ -45,7 +46,7 @@ def topk_jax(
     (device,) = devices
     if index_dtype is None:
         index_dtype = "int64" if jax.config.jax_enable_x64 else "int32"
-    args = (k, dim, largest, sorted, algo, deterministic, index_dtype, None)
+    args = (k, dim, largest, sorted, algo, deterministic, index_dtype, None, max_iter)
 
     if device.platform == "cpu":
         values, indices = run(NUMPY, np.asarray(x), *args)

@@ -13,7 +13,7 @@ The library is loaded from, in order:
 import ctypes
 import os
 import sys
-from ctypes import POINTER, Structure, c_char, c_char_p, c_double, c_float, c_int, c_int64, c_size_t, c_uint, c_void_p
+from ctypes import POINTER, Structure, c_char, c_char_p, c_double, c_float, c_int, c_int32, c_int64, c_size_t, c_uint, c_void_p
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -103,6 +103,7 @@ class topk_problem(Structure):
         ("flags", c_uint),
         ("algo", topk_algo),
         ("backend", topk_backend),
+        ("max_iter", c_int32),  # 0: exact; > 0: RTop-K early stopping (approximate)
     ]
 
 

@@ -117,12 +117,13 @@ def _register_op() -> Any:
         algo: str,
         deterministic: bool,
         index_dtype: torch.dtype,
+        max_iter: int = 0,
     ) -> Tuple[torch.Tensor, torch.Tensor]:
-        values, indices = run(TORCH, x, k, dim, largest, sorted, algo, deterministic, index_dtype, None)
+        values, indices = run(TORCH, x, k, dim, largest, sorted, algo, deterministic, index_dtype, None, max_iter)
         return values, indices
 
     @topk_op.register_fake
-    def _(x, k, dim, largest, sorted, algo, deterministic, index_dtype):
+    def _(x, k, dim, largest, sorted, algo, deterministic, index_dtype, max_iter=0):
         TORCH.dtype(x)
         algo_code(algo)
         index_type(index_dtype)
@@ -141,7 +142,7 @@ def _register_op() -> Any:
             grad = grad_values.clone()
         else:
             grad = grad_values.new_zeros(ctx.shape).scatter_(ctx.dim, indices.long(), grad_values)
-        return grad, None, None, None, None, None, None, None
+        return grad, None, None, None, None, None, None, None, None
 
     topk_op.register_autograd(backward, setup_context=setup_context)
     return topk_op
@@ -160,17 +161,18 @@ def topk_torch(
     deterministic: bool,
     index_dtype: Any,
     out: Optional[Sequence[torch.Tensor]],
+    max_iter: int = 0,
 ) -> TopkResult:
     """topk.topk for a torch tensor."""
     if x.layout != torch.strided:
         raise TypeError(f"tensors of layout {x.layout} are not supported (torch.strided is)")
     x = x.resolve_neg()  # a negative-bit view reads differently from its memory
     if OP is None or not (torch.compiler.is_compiling() or (x.requires_grad and torch.is_grad_enabled())):
-        return run(TORCH, x, k, dim, largest, sorted, algo, deterministic, index_dtype, out)
+        return run(TORCH, x, k, dim, largest, sorted, algo, deterministic, index_dtype, out, max_iter)
     if out is not None:
         index_dtype = check_out(TORCH, x, out, out_shape(x.shape, k, wrap_dim(dim, x.dim())), index_dtype)
     values, indices = torch.ops.topk.topk(
-        x, k, dim, largest, sorted, algo, deterministic, _INDEX_DTYPES[index_type(index_dtype)]
+        x, k, dim, largest, sorted, algo, deterministic, _INDEX_DTYPES[index_type(index_dtype)], max_iter
     )
     if out is None:
         return TopkResult(values, indices)

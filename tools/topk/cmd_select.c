@@ -29,6 +29,7 @@ static const opt_def select_opts_[] = {
     {"dtype", 't', OPT_STRING, "T", "element type: f32 f16 bf16 f64 i32 u32 i64 u64"},
     {"index", 0, OPT_STRING, "T", "index type: i64 (default) or i32"},
     {"k", 'k', OPT_INT, "K", "results per row (default 10)"},
+    {"max-iter", 0, OPT_INT, "N", "rtopk early stopping after N search steps (APPROXIMATE; default 0: exact)"},
     {"n", 'n', OPT_INT, "N", "generated input (no FILE): row length (default 10^7)"},
     {"output", 'o', OPT_STRING, "NAME", "write NAME.values.npy and NAME.indices.npy, not text"},
     {"raw", 0, OPT_FLAG, NULL, "FILE is raw little-endian binary (--dtype, --rows)"},
@@ -348,6 +349,9 @@ static int parse_common(const opt_values* v, select_args* sa, topk_problem* p, t
   else return opt_usage_error(v, "unknown device '%s' (cpu, cuda or auto)", s);
   if (opt_given(v, "smallest")) p->flags |= TOPK_SMALLEST;
   if (opt_given(v, "sorted")) p->flags |= TOPK_SORTED;
+  const int64_t max_iter = opt_i64(v, "max-iter", 0);
+  if (max_iter < 0 || max_iter > INT32_MAX) return opt_usage_error(v, "--max-iter %lld must be >= 0", (long long)max_iter);
+  p->max_iter = (int32_t)max_iter;
   if (sa->file) {
     static const char* const gen_only[] = {"n", "dist", "seed"};
     for (int i = 0; i < 3; ++i)

@@ -1,0 +1,207 @@
+/*
+ * rtopk.cu: RTop-K (paper 001), the host side: bucket choice and launch. The
+ * kernel, the exact search, early stopping and the invariants are described in
+ * rtopk_kernels.cuh.
+ *
+ * Buckets: the row capacity R is the smallest of 128, 256, 512, 1024, 2048, 4096
+ * that holds the longest row (n for uniform rows; with row_offsets the whole
+ * buffer n, since the longest row is not known on the host without a copy: rows
+ * given by offsets are supported when n <= 4096). R <= 1024 keeps the row in
+ * registers (R / 32 keys per lane; blocks of 8 warps), longer rows live in shared
+ * memory (RTOPK_SMEM_ROW_BUDGET bytes of rows per block). Instantiations: 3 key
+ * widths x 6 buckets; the dtype and the direction are runtime parameters of the
+ * key transform (rtopk_xf), so 8 dtypes x 2 directions cost no extra kernels.
+ *
+ * TOPK_SORTED stages each row's min(k, R) results in shared memory (key + 16-bit
+ * index) and ranks them; blocks shrink to keep that under 48 KB where they can,
+ * and opt in to more shared memory otherwise.
+ *
+ * Knob: TOPK_RTOPK_SEARCH=interp (default) | value | key picks the exact mode's
+ * thresholds (interpolation, the paper's value midpoints, key midpoints), so that
+ * the three can be timed against each other; all three are exact.
+ * TOPK_RTOPK_PAPER_BREAK=1: early stopping ends a search that hit count == k
+ * without moving min, as the paper's Algorithm 2 line 11 reads (approximate even on
+ * a hit); for bench/rtopk_accuracy only.
+ *
+ * No workspace. run() never allocates, synchronises or copies to the host.
+ * Longer rows (n > 4096): supports() refuses; they are another algorithm's job.
+ */
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../algo.h"
+#include "../common/cuda_check.h"
+#include "rtopk.h"
+#include "rtopk_kernels.cuh"
+
+static const size_t RTOPK_SMEM_DEFAULT = 48 * 1024; /* per block without the opt-in */
+
+/* Knob for measurement (environment, read at every call): TOPK_RTOPK_SEARCH=interp|value|key,
+ * the exact mode's choice of thresholds (rtopk_kernels.cuh); default interp. */
+static int env_search(void) {
+  const char* s = getenv("TOPK_RTOPK_SEARCH");
+  if (s && strcmp(s, "value") == 0) return RTOPK_SEARCH_VALUE;
+  if (s && strcmp(s, "key") == 0) return RTOPK_SEARCH_KEY;
+  return RTOPK_SEARCH_INTERP;
+}
+
+typedef struct rtopk_plan {
+  int      es;         /* element (= key) bytes */
+  int      cap;        /* R: row capacity of the bucket */
+  int      warps;      /* warps (rows) per block */
+  unsigned row_smem;   /* per warp */
+  unsigned warp_smem;  /* per warp, row + sort slices */
+  int      sort_cap;
+  size_t   block_smem;
+} rtopk_plan;
+
+static size_t align16(size_t x) { return (x + 15) & ~(size_t)15; }
+
+/* Shape only, so supports() and run() agree. @return 0 if no bucket holds the rows. */
+static int make_plan(const topk_problem* p, rtopk_plan* L) {
+  memset(L, 0, sizeof *L);
+  L->es = (int)topk_dtype_size(p->dtype);
+  if (L->es != 2 && L->es != 4 && L->es != 8) return 0;
+  if (p->n > RTOPK_MAX_N) return 0;
+  L->cap = 128;
+  while (L->cap < p->n) L->cap *= 2;
+  const int smem_row = L->cap > RTOPK_REG_MAX;
+  L->row_smem = smem_row ? (unsigned)(L->cap * L->es) : 0u;
+  L->warps = RTOPK_REG_WARPS;
+  if (smem_row) {
+    L->warps = RTOPK_SMEM_ROW_BUDGET / (L->cap * L->es);
+    if (L->warps < 1) L->warps = 1;
+    if (L->warps > RTOPK_REG_WARPS) L->warps = RTOPK_REG_WARPS;
+  }
+  if (p->flags & TOPK_SORTED) {
+    L->sort_cap = (int)(p->k < L->cap ? p->k : L->cap);
+    const size_t sort_bytes = align16((size_t)L->sort_cap * L->es) + align16((size_t)L->sort_cap * 2);
+    L->warp_smem = (unsigned)(L->row_smem + sort_bytes);
+    /* fewer rows per block rather than the opt-in, while a block still has one row */
+    while (L->warps > 1 && (size_t)L->warps * L->warp_smem > RTOPK_SMEM_DEFAULT) --L->warps;
+  } else {
+    L->warp_smem = L->row_smem;
+  }
+  L->block_smem = (size_t)L->warps * L->warp_smem;
+  return 1;
+}
+
+template <typename KeyT, int R>
+static topk_status launch_bucket(const rtopk_plan* L, const rtopk_params& P, cudaStream_t stream) {
+  /* one storage kind per bucket, so each (width, R) instantiates one kernel */
+  void (*kernel)(rtopk_params) = rtopk_kernel<KeyT, R, (R > RTOPK_REG_MAX)>;
+  if (L->block_smem > RTOPK_SMEM_DEFAULT)
+    TOPK_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L->block_smem));
+  int64_t blocks = (P.batch + L->warps - 1) / L->warps;
+  if (blocks > INT_MAX) blocks = INT_MAX; /* the kernel strides over the rest */
+  kernel<<<(unsigned)blocks, (unsigned)(32 * L->warps), L->block_smem, stream>>>(P);
+  TOPK_CUDA_TRY_LAUNCH("rtopk_kernel");
+  return TOPK_SUCCESS;
+}
+
+template <typename KeyT>
+static topk_status launch_width(const rtopk_plan* L, const rtopk_params& P, cudaStream_t stream) {
+  switch (L->cap) {
+    case 128: return launch_bucket<KeyT, 128>(L, P, stream);
+    case 256: return launch_bucket<KeyT, 256>(L, P, stream);
+    case 512: return launch_bucket<KeyT, 512>(L, P, stream);
+    case 1024: return launch_bucket<KeyT, 1024>(L, P, stream);
+    case 2048: return launch_bucket<KeyT, 2048>(L, P, stream);
+    case 4096: return launch_bucket<KeyT, 4096>(L, P, stream);
+    default: return topk_fail(TOPK_ERR_INTERNAL, "rtopk: no bucket of %d", L->cap);
+  }
+}
+
+/* The launch shared by the ops entry and the iteration-count entry (rtopk.h). */
+static topk_status rtopk_launch(const topk_problem* p, const void* in, void* values, void* indices, int* iters,
+                                cudaStream_t stream) {
+  rtopk_plan L;
+  TOPK_RETURN_IF(!make_plan(p, &L), TOPK_ERR_UNSUPPORTED, "rtopk: n=%lld exceeds %d or unknown dtype %d",
+                 (long long)p->n, (int)RTOPK_MAX_N, (int)p->dtype);
+  if (p->batch == 0 || p->k == 0) return TOPK_SUCCESS;
+  rtopk_params P;
+  memset(&P, 0, sizeof P);
+  P.in = in;
+  P.offsets = p->row_offsets;
+  P.n = p->n;
+  P.ld = p->row_offsets ? 0 : (p->ld ? p->ld : p->n);
+  P.k = p->k;
+  P.batch = p->batch;
+  P.values = values;
+  P.indices = p->index_type == TOPK_INDEX_NONE ? NULL : indices;
+  P.index_type = (int)p->index_type;
+  P.smallest = (p->flags & TOPK_SMALLEST) != 0;
+  P.sorted = (p->flags & TOPK_SORTED) != 0;
+  P.max_iter = p->max_iter;
+  P.dtype = (int)p->dtype;
+  P.search = env_search();
+  const char* pb = getenv("TOPK_RTOPK_PAPER_BREAK");
+  P.paper_break = pb && strcmp(pb, "1") == 0;
+  P.sort_cap = L.sort_cap;
+  P.warp_smem = L.warp_smem;
+  P.row_smem = L.row_smem;
+  P.worst_bits = topk_worst_value_bits(p->dtype, P.smallest);
+  P.iters = iters;
+  switch (L.es) {
+    case 2: return launch_width<uint16_t>(&L, P, stream);
+    case 4: return launch_width<uint32_t>(&L, P, stream);
+    default: return launch_width<uint64_t>(&L, P, stream);
+  }
+}
+
+/* ------------------------------------------------------------------ ops */
+
+static int rtopk_supports(const topk_problem* p, const topk_device_info* dev, char* why, size_t why_len) {
+  rtopk_plan L;
+  if (topk_dtype_size(p->dtype) == 0) {
+    if (why && why_len) snprintf(why, why_len, "unknown dtype %d", (int)p->dtype);
+    return 0;
+  }
+  if (!make_plan(p, &L)) {
+    if (why && why_len)
+      snprintf(why, why_len,
+               p->row_offsets ? "rows given by row_offsets need the whole buffer n=%lld <= %d (the longest row is "
+                                "unknown on the host); use air_radix"
+                              : "rows of n=%lld exceed %d elements (a warp per row); use air_radix",
+               (long long)p->n, (int)RTOPK_MAX_N);
+    return 0;
+  }
+  if (dev && dev->smem_per_block_optin > 0 && (int64_t)L.block_smem > dev->smem_per_block_optin) {
+    if (why && why_len)
+      snprintf(why, why_len, "sorted output of k=%lld needs %zu bytes of shared memory per block (device: %lld)",
+               (long long)p->k, L.block_smem, (long long)dev->smem_per_block_optin);
+    return 0;
+  }
+  return 1;
+}
+
+static topk_status rtopk_workspace_size(const topk_problem* p, const topk_device_info* dev, size_t* bytes) {
+  (void)p;
+  (void)dev;
+  TOPK_RETURN_IF(!bytes, TOPK_ERR_NULL_POINTER, "workspace_bytes is NULL");
+  *bytes = 0;
+  return TOPK_SUCCESS;
+}
+
+static topk_status rtopk_run(const topk_args* a, void* workspace, size_t workspace_bytes, topk_stream stream) {
+  (void)workspace;
+  (void)workspace_bytes;
+  return rtopk_launch(&a->p, a->in, a->values, a->indices, NULL, (cudaStream_t)stream);
+}
+
+extern "C" topk_status rtopk_select_iters(const topk_problem* p, const void* in, void* values, void* indices,
+                                          int* iters, topk_stream stream) {
+  TOPK_RETURN_IF(!p || !in || !values || !iters, TOPK_ERR_NULL_POINTER, "rtopk_select_iters: NULL argument");
+  TOPK_RETURN_IF(p->index_type != TOPK_INDEX_NONE && !indices, TOPK_ERR_NULL_POINTER,
+                 "rtopk_select_iters: indices is NULL");
+  TOPK_RETURN_IF(p->max_iter < 0 || p->k < 0 || p->batch < 0 || p->n < 0 || (!p->row_offsets && p->k > p->n) ||
+                     (p->ld != 0 && p->ld < p->n),
+                 TOPK_ERR_INVALID_ARGUMENT, "rtopk_select_iters: invalid problem");
+  return rtopk_launch(p, in, values, indices, iters, (cudaStream_t)stream);
+}
+
+extern "C" const topk_algo_ops topk_algo_rtopk = {"rtopk",        TOPK_ALGO_RTOPK,       TOPK_BACKEND_CUDA,
+                                                  rtopk_supports, rtopk_workspace_size, rtopk_run};

@@ -1,0 +1,619 @@
+/*
+ * rtopk_kernels.cuh: RTop-K, row-wise top-k by binary search on a threshold
+ * (paper 001: Algorithm 1, Algorithm 2 "with early stopping", "GPU
+ * Implementation"). The host side (bucket choice, launch) is rtopk.cu.
+ *
+ * One warp per row, several rows per block, for many short rows (n <= 4096):
+ *   load    the row is read once, 16-byte vector loads where the row start is
+ *           aligned (scalar otherwise and for the tail), and every element is
+ *           turned into its rank key at the load (larger is better; keys.h):
+ *           rows of up to 1024 stay in registers (R / 32 keys per lane), longer
+ *           rows in the warp's slice of shared memory (the same layout, read back
+ *           with 16-byte loads). Lane l holds elements (c * 32 + l) * V + j of
+ *           chunk c, j < V, so a chunk is one coalesced 512-byte warp load.
+ *   search  min and max key by warp reduction, then a binary search for the
+ *           threshold; every step counts the keys >= mid with compares and one
+ *           warp sum (redux.sync). See "exact search" and "early stopping".
+ *   select  one pass in index order: per chunk, ballot + popc prefix sums over
+ *           the lanes give each selected element its output slot, so the k
+ *           results are written compacted, in index order (unsorted output);
+ *           TOPK_SORTED stages them in shared memory and ranks them instead.
+ *
+ * Exact search (max_iter == 0, the default). The paper's loop stops when the
+ * interval is narrower than epsilon and then takes elements "equal within
+ * epsilon", which is not exact. Here the search runs on the integer rank keys:
+ * the interval [lo, hi] holds the k-th largest key (count(key >= lo) >= k and
+ * count(key > hi) < k); a step at mid in (lo, hi] moves lo up (count >= k) or hi
+ * down to mid - 1, so it ends after at most key-bits steps with lo == hi == the
+ * k-th key, or earlier when count(key >= mid) == k exactly (then every key >= mid
+ * is a result and no tie is left to break). Any threshold in (lo, hi] keeps that
+ * invariant, so the choice of the next threshold is a matter of speed only. For
+ * the first RTOPK_VALUE_STEPS steps it is taken in value space (the key of the
+ * dtype value nearest to a real between value(lo) and value(hi)): by default
+ * halfway between the value midpoint and the interpolated point where the count
+ * would be k + 1/2 if the values in [lo, hi] were uniform (pure regula falsi stalls
+ * on the tails of smooth data; the blend took 20-25 % fewer steps than value
+ * midpoints on N(0,1) rows of 256 and 768 in a host simulation; a step that does
+ * not halve the value interval is followed by a bisection step), or, with TOPK_RTOPK_SEARCH=value,
+ * the paper's value midpoint; TOPK_RTOPK_SEARCH=key uses key midpoints only. A
+ * value-space guess that does not fall strictly inside (lo, hi] (ties, denormals,
+ * huge ranges, NaN/inf stand-ins) is replaced by the key midpoint, and after
+ * RTOPK_VALUE_STEPS steps only key midpoints are used: at most
+ * RTOPK_VALUE_STEPS + key-bits steps in all, whatever the data.
+ * Ties (the project's deterministic rule): the results are every key > T plus
+ * the lowest-index elements with key == T, up to k.
+ *
+ * Early stopping (max_iter > 0, Algorithm 2; approximate): value midpoints only,
+ * at most max_iter steps; min moves up when count > k, max down when count < k,
+ * and count == k ends the search with min = mid. The results are the first k
+ * elements in index order whose key is >= the key of min: always k distinct
+ * elements of the row (count(key >= min) >= k holds throughout), not always the
+ * k best. Unlike the paper's line 11, an exact hit (count == k) moves min to mid,
+ * so a hit returns exactly the top k (TOPK_RTOPK_PAPER_BREAK=1 restores the literal
+ * line 11, for bench/rtopk_accuracy's comparison with the paper's Table 2).
+ *
+ * Invariants and safety:
+ *   - warp-uniform control flow: every lane of a warp runs every row step
+ *     (ballots and reductions use the full mask); no __syncthreads anywhere.
+ *   - padding (positions >= the row length) holds key 0 and is never counted:
+ *     every counted mid is >= 1, and selection checks the position.
+ *   - every output slot written is < k (guarded), rows are clamped to [0, n] and
+ *     to the bucket's capacity R, so bad device offsets cannot send a read or a
+ *     write out of bounds.
+ */
+#ifndef TOPK_CUDA_RTOPK_KERNELS_CUH
+#define TOPK_CUDA_RTOPK_KERNELS_CUH
+
+#include <stdint.h>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "../common/keys.cuh"
+
+enum {
+  RTOPK_MAX_N = 4096,       /* longest row (bucket capacity) */
+  RTOPK_REG_MAX = 1024,     /* rows up to this stay in registers; longer ones in shared memory */
+  RTOPK_REG_WARPS = 8,      /* warps (rows in flight) per block, register buckets */
+  RTOPK_SMEM_ROW_BUDGET = 32768, /* shared-memory buckets: row bytes per block */
+  RTOPK_VALUE_STEPS = 24    /* exact mode: value midpoints for at most this many steps */
+};
+
+/* Exact mode's choice of the next threshold in (lo, hi] (TOPK_RTOPK_SEARCH, rtopk.cu). */
+enum {
+  RTOPK_SEARCH_INTERP = 0, /* default: interpolation in value space, a bisection after a poor step */
+  RTOPK_SEARCH_VALUE = 1,  /* value midpoints (the paper's) */
+  RTOPK_SEARCH_KEY = 2     /* key midpoints only: at most key-bits steps */
+};
+
+/* Everything a launch needs; passed by value. */
+struct rtopk_params {
+  const void*    in;
+  const int64_t* offsets;   /* device; NULL: uniform rows */
+  int64_t        n, ld, k, batch;
+  void*          values;
+  void*          indices;   /* NULL for TOPK_INDEX_NONE */
+  int            index_type;
+  int            smallest;
+  int            sorted;
+  int            max_iter;  /* 0: exact; > 0: early stopping after at most this many steps */
+  int            dtype;     /* topk_dtype: value midpoints and key transforms */
+  int            search;    /* exact mode's midpoints: RTOPK_SEARCH_* */
+  int            paper_break; /* early stopping: count == k keeps min (Algorithm 2 line 11 literally) */
+  int            sort_cap;  /* TOPK_SORTED: staged results per warp (min(k, R)); else 0 */
+  unsigned       warp_smem; /* shared-memory bytes per warp (row slice + sort slice) */
+  unsigned       row_smem;  /* of which the row slice (shared-memory buckets) */
+  unsigned long long worst_bits;
+  int*           iters;     /* optional: each row's number of search steps (rtopk_accuracy) */
+};
+
+/* ------------------------------------------------------------------ key transforms */
+
+/* A dtype's order-preserving transform, decided once per launch (keys.h, written per
+ * key width so that kernels are instantiated per width, not per dtype). */
+template <typename KeyT>
+struct rtopk_xf {
+  KeyT sign;      /* the top bit */
+  KeyT nan_abs;   /* floats: |bits| above this are NaN */
+  KeyT int_xor;   /* integers: the sign bit for signed types, 0 for unsigned */
+  KeyT flip;      /* all ones for TOPK_SMALLEST */
+  int  is_float;
+};
+
+template <typename KeyT>
+__device__ __forceinline__ rtopk_xf<KeyT> rtopk_make_xf(int dtype, int smallest) {
+  rtopk_xf<KeyT> x;
+  x.sign = (KeyT)((KeyT)1 << (sizeof(KeyT) * 8 - 1));
+  x.is_float = dtype == TOPK_F32 || dtype == TOPK_F16 || dtype == TOPK_BF16 || dtype == TOPK_F64;
+  x.nan_abs = dtype == TOPK_F16 ? (KeyT)0x7C00u
+              : dtype == TOPK_BF16 ? (KeyT)0x7F80u
+              : dtype == TOPK_F32 ? (KeyT)0x7F800000u
+                                  : (KeyT)0x7FF0000000000000ull;
+  x.int_xor = (dtype == TOPK_I32 || dtype == TOPK_I64) ? x.sign : (KeyT)0;
+  x.flip = smallest ? (KeyT)~(KeyT)0 : (KeyT)0;
+  return x;
+}
+
+/* Raw bits -> rank key (same result as keys.h's topk_rank_key). */
+template <typename KeyT>
+__device__ __forceinline__ KeyT rtopk_key(KeyT b, const rtopk_xf<KeyT>& x) {
+  KeyT k;
+  if (x.is_float) {
+    const KeyT a = (KeyT)(b & (KeyT)~x.sign);
+    k = a > x.nan_abs ? (KeyT)~(KeyT)0 : ((b & x.sign) ? (KeyT)~b : (KeyT)(b | x.sign));
+  } else {
+    k = (KeyT)(b ^ x.int_xor);
+  }
+  return (KeyT)(k ^ x.flip);
+}
+
+/* Rank key -> raw bits. *nan: the key of NaN (all NaNs share it: the caller reloads the
+ * element to keep its payload). */
+template <typename KeyT>
+__device__ __forceinline__ KeyT rtopk_raw(KeyT rk, const rtopk_xf<KeyT>& x, bool* nan) {
+  const KeyT k = (KeyT)(rk ^ x.flip);
+  *nan = false;
+  if (!x.is_float) return (KeyT)(k ^ x.int_xor);
+  if (k == (KeyT)~(KeyT)0) {
+    *nan = true;
+    return k;
+  }
+  return (k & x.sign) ? (KeyT)(k & (KeyT)~x.sign) : (KeyT)~k;
+}
+
+/* Stand-ins that keep every value midpoint finite: NaN (the best key when largest, the
+ * worst when smallest) and +-inf get finite reals beyond every finite value. */
+#define RTOPK_BIG 1e300
+#define RTOPK_INF_PROXY 5e299
+
+/* Rank key -> a real that orders as the key (value for largest, -value for smallest). */
+template <typename KeyT>
+__device__ __forceinline__ double rtopk_real(KeyT rk, const rtopk_xf<KeyT>& x, int dtype) {
+  bool nan;
+  const KeyT raw = rtopk_raw(rk, x, &nan);
+  double v;
+  if (nan) {
+    v = RTOPK_BIG;
+  } else {
+    const uint64_t r = (uint64_t)raw;
+    switch (dtype) {
+      case TOPK_F16: v = (double)__half2float(__ushort_as_half((unsigned short)r)); break;
+      case TOPK_BF16: v = (double)__uint_as_float((unsigned)r << 16); break;
+      case TOPK_F32: v = (double)__uint_as_float((unsigned)r); break;
+      case TOPK_F64: v = __longlong_as_double((long long)r); break;
+      case TOPK_I32: v = (double)(int32_t)(uint32_t)r; break;
+      case TOPK_U32: v = (double)(uint32_t)r; break;
+      case TOPK_I64: v = (double)(int64_t)r; break;
+      default: v = (double)r; break;
+    }
+    /* a NaN bit pattern from a key that no element has (keys between -inf and the NaN key
+     * decode to them): below -inf or above +inf, as the key says */
+    if (isnan(v)) v = (raw & x.sign) ? -RTOPK_BIG : RTOPK_BIG;
+    else if (isinf(v)) v = v > 0 ? RTOPK_INF_PROXY : -RTOPK_INF_PROXY;
+  }
+  return x.flip ? -v : v;
+}
+
+/* A real -> the rank key of the dtype value nearest to it (any key works for the caller:
+ * it only needs an order-preserving guess, which it clamps into its interval). */
+template <typename KeyT>
+__device__ __forceinline__ KeyT rtopk_key_of_real(double r, const rtopk_xf<KeyT>& x, int dtype) {
+  const double t = x.flip ? -r : r;
+  uint64_t raw;
+  switch (dtype) {
+    case TOPK_F16: raw = __half_as_ushort(__double2half(t)); break;
+    case TOPK_BF16: raw = __bfloat16_as_ushort(__double2bfloat16(t)); break;
+    case TOPK_F32: raw = __float_as_uint((float)t); break;
+    case TOPK_F64: raw = (uint64_t)__double_as_longlong(t); break;
+    case TOPK_I32: raw = (uint32_t)(int32_t)fmin(fmax(rint(t), -2147483648.0), 2147483647.0); break;
+    case TOPK_U32: raw = (uint32_t)fmin(fmax(rint(t), 0.0), 4294967295.0); break;
+    case TOPK_I64:
+      raw = t >= 9.2233720368547758e18 ? (uint64_t)INT64_MAX
+            : t <= -9.2233720368547758e18 ? (uint64_t)INT64_MIN
+                                         : (uint64_t)(int64_t)rint(t);
+      break;
+    default: raw = t >= 1.8446744073709552e19 ? UINT64_MAX : t <= 0.0 ? 0ull : (uint64_t)rint(t); break;
+  }
+  return rtopk_key((KeyT)raw, x);
+}
+
+/* ------------------------------------------------------------------ warp primitives */
+
+__device__ __forceinline__ unsigned rtopk_warp_sum(unsigned v) {
+#if __CUDA_ARCH__ >= 800
+  return __reduce_add_sync(0xffffffffu, v);
+#else
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+#endif
+}
+
+__device__ __forceinline__ unsigned rtopk_warp_min(unsigned v) {
+#if __CUDA_ARCH__ >= 800
+  return __reduce_min_sync(0xffffffffu, v);
+#else
+  for (int o = 16; o > 0; o >>= 1) v = min(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+#endif
+}
+__device__ __forceinline__ unsigned rtopk_warp_max(unsigned v) {
+#if __CUDA_ARCH__ >= 800
+  return __reduce_max_sync(0xffffffffu, v);
+#else
+  for (int o = 16; o > 0; o >>= 1) v = max(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+#endif
+}
+__device__ __forceinline__ unsigned long long rtopk_warp_min(unsigned long long v) {
+  for (int o = 16; o > 0; o >>= 1) {
+    const unsigned long long w = __shfl_xor_sync(0xffffffffu, v, o);
+    v = w < v ? w : v;
+  }
+  return v;
+}
+__device__ __forceinline__ unsigned long long rtopk_warp_max(unsigned long long v) {
+  for (int o = 16; o > 0; o >>= 1) {
+    const unsigned long long w = __shfl_xor_sync(0xffffffffu, v, o);
+    v = w > v ? w : v;
+  }
+  return v;
+}
+
+/* Wider type for reductions: 16-bit keys reduce as 32-bit. */
+template <typename KeyT> struct rtopk_wide { typedef unsigned type; };
+template <> struct rtopk_wide<uint64_t> { typedef unsigned long long type; };
+
+/*
+ * Exclusive prefix sum and total over the lanes of a small per-lane count x in
+ * [0, 2^BITS): one ballot per bit instead of a shuffle scan.
+ */
+template <int BITS>
+__device__ __forceinline__ unsigned rtopk_lane_prefix(unsigned x, unsigned lane_lt, unsigned* total) {
+  unsigned excl = 0, tot = 0;
+#pragma unroll
+  for (int b = 0; b < BITS; ++b) {
+    const unsigned m = __ballot_sync(0xffffffffu, (x >> b) & 1u);
+    excl += (unsigned)__popc(m & lane_lt) << b;
+    tot += (unsigned)__popc(m) << b;
+  }
+  *total = tot;
+  return excl;
+}
+
+/* ------------------------------------------------------------------ the row */
+
+/* V keys of one chunk, for 16-byte (or 8-byte: 16-bit keys in the 128 bucket) vector loads. */
+template <typename KeyT, int V>
+struct alignas(V * sizeof(KeyT)) rtopk_vec {
+  KeyT a[V];
+};
+
+/*
+ * One warp's row: keys in registers (SMEM false) or in the warp's shared-memory
+ * slice (SMEM true), lane l of chunk c holding positions (c * 32 + l) * V + j.
+ */
+template <typename KeyT, int R, bool SMEM>
+struct rtopk_row {
+  static constexpr int V0 = 16 / (int)sizeof(KeyT);
+  static constexpr int V = V0 < R / 32 ? V0 : R / 32;   /* keys per lane per chunk */
+  static constexpr int CHUNKS = R / (32 * V);
+  static constexpr int UNROLL = SMEM ? 2 : CHUNKS;
+  KeyT reg[SMEM ? 1 : CHUNKS * V];
+  KeyT* smem; /* SMEM: the warp's R keys */
+
+  __device__ __forceinline__ void get(int c, int lane, KeyT (&v)[V]) const {
+    if (SMEM) {
+      const rtopk_vec<KeyT, V> t = *reinterpret_cast<const rtopk_vec<KeyT, V>*>(smem + (c * 32 + lane) * V);
+#pragma unroll
+      for (int j = 0; j < V; ++j) v[j] = t.a[j];
+    } else {
+#pragma unroll
+      for (int j = 0; j < V; ++j) v[j] = reg[(SMEM ? 0 : c * V) + j];
+    }
+  }
+  __device__ __forceinline__ void put(int c, int lane, const KeyT (&v)[V]) {
+    if (SMEM) {
+      rtopk_vec<KeyT, V> t;
+#pragma unroll
+      for (int j = 0; j < V; ++j) t.a[j] = v[j];
+      *reinterpret_cast<rtopk_vec<KeyT, V>*>(smem + (c * 32 + lane) * V) = t;
+    } else {
+#pragma unroll
+      for (int j = 0; j < V; ++j) reg[(SMEM ? 0 : c * V) + j] = v[j];
+    }
+  }
+};
+
+/* Number of keys >= m in the row's active chunks, over the warp. Padding (key 0) never
+ * counts: m >= 1. */
+template <typename KeyT, int R, bool SMEM>
+__device__ __forceinline__ unsigned rtopk_count_ge(const rtopk_row<KeyT, R, SMEM>& row, int lane, int chunks,
+                                                   KeyT m) {
+  typedef rtopk_row<KeyT, R, SMEM> Row;
+  unsigned c = 0;
+#pragma unroll Row::UNROLL
+  for (int ch = 0; ch < Row::CHUNKS; ++ch) {
+    if (ch < chunks) {
+      KeyT v[Row::V];
+      row.get(ch, lane, v);
+#pragma unroll
+      for (int j = 0; j < Row::V; ++j) c += v[j] >= m ? 1u : 0u;
+    }
+  }
+  return rtopk_warp_sum(c);
+}
+
+/* Writes one result: the raw value (reloaded from the input for NaN keys, so payloads
+ * survive) and the index. */
+template <typename KeyT>
+__device__ __forceinline__ void rtopk_emit(const rtopk_params& P, const rtopk_xf<KeyT>& x, const KeyT* src,
+                                           int64_t o, KeyT key, int idx) {
+  bool nan;
+  KeyT raw = rtopk_raw(key, x, &nan);
+  if (nan) raw = src[idx];
+  ((KeyT*)P.values)[o] = raw;
+  if (P.index_type == TOPK_INDEX_I64) ((int64_t*)P.indices)[o] = idx;
+  else if (P.index_type == TOPK_INDEX_I32) ((int32_t*)P.indices)[o] = idx;
+}
+
+/* ------------------------------------------------------------------ the kernel */
+
+/*
+ * grid-stride over rows, one warp per row; blockDim.x = 32 x warps per block;
+ * dynamic shared memory = warps x P.warp_smem.
+ */
+template <typename KeyT, int R, bool SMEM>
+__global__ void __launch_bounds__(256) rtopk_kernel(const rtopk_params P) {
+  typedef rtopk_row<KeyT, R, SMEM> Row;
+  typedef typename rtopk_wide<KeyT>::type WideT;
+  constexpr int V = Row::V;
+  constexpr int CHUNKS = Row::CHUNKS;
+  constexpr int PBITS = V >= 8 ? 4 : V >= 4 ? 3 : V >= 2 ? 2 : 1; /* bits of a count in [0, V] */
+  extern __shared__ __align__(16) unsigned char rtopk_smem[];
+
+  const int lane = (int)(threadIdx.x & 31u);
+  const unsigned lane_lt = (1u << lane) - 1u;
+  const int warp = (int)(threadIdx.x >> 5);
+  const int64_t warps_total = (int64_t)gridDim.x * (blockDim.x >> 5);
+  unsigned char* wsm = rtopk_smem + (size_t)warp * P.warp_smem;
+  KeyT* sort_key = (KeyT*)(wsm + P.row_smem);
+  uint16_t* sort_idx = (uint16_t*)(wsm + P.row_smem + (((size_t)P.sort_cap * sizeof(KeyT) + 15) & ~(size_t)15));
+  const rtopk_xf<KeyT> x = rtopk_make_xf<KeyT>(P.dtype, P.smallest);
+  const KeyT ones = (KeyT)~(KeyT)0;
+
+  Row row;
+  row.smem = (KeyT*)wsm;
+
+  for (int64_t r = (int64_t)blockIdx.x * (blockDim.x >> 5) + warp; r < P.batch; r += warps_total) {
+    /* ---- the row's extent: offsets clamped into [0, n], length into [0, R] */
+    int64_t start;
+    int len;
+    if (P.offsets) {
+      int64_t b = P.offsets[r], e = P.offsets[r + 1];
+      b = b < 0 ? 0 : (b > P.n ? P.n : b);
+      e = e < b ? b : (e > P.n ? P.n : e);
+      start = b;
+      len = (int)(e - b < R ? e - b : R);
+    } else {
+      start = r * P.ld;
+      len = (int)(P.n < R ? P.n : R);
+    }
+    const KeyT* src = (const KeyT*)P.in + start;
+    const int chunks = (len + 32 * V - 1) / (32 * V); /* chunks holding row elements */
+    const bool aligned = ((uintptr_t)src % (V * sizeof(KeyT))) == 0;
+
+    /* ---- load: keys, min and max of the valid ones */
+    KeyT kmin = ones, kmax = 0;
+#pragma unroll Row::UNROLL
+    for (int c = 0; c < CHUNKS; ++c) {
+      KeyT v[V];
+      if (c < chunks) {
+        const int pos = (c * 32 + lane) * V;
+        if (aligned && pos + V <= len) {
+          const rtopk_vec<KeyT, V> t = *reinterpret_cast<const rtopk_vec<KeyT, V>*>(src + pos);
+#pragma unroll
+          for (int j = 0; j < V; ++j) v[j] = t.a[j];
+        } else {
+#pragma unroll
+          for (int j = 0; j < V; ++j) v[j] = pos + j < len ? src[pos + j] : (KeyT)0;
+        }
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+          if (pos + j < len) {
+            v[j] = rtopk_key(v[j], x);
+            kmin = v[j] < kmin ? v[j] : kmin;
+            kmax = v[j] > kmax ? v[j] : kmax;
+          } else {
+            v[j] = 0; /* padding: never counted (every mid >= 1) */
+          }
+        }
+      } else {
+#pragma unroll
+        for (int j = 0; j < V; ++j) v[j] = 0;
+      }
+      if (!SMEM || c < chunks) row.put(c, lane, v);
+    }
+    if (SMEM) __syncwarp();
+    kmin = (KeyT)rtopk_warp_min((WideT)kmin);
+    kmax = (KeyT)rtopk_warp_max((WideT)kmax);
+
+    /* ---- search: thresholds for the selection below.
+     * Results: every valid key > thi, then the first `need` valid keys in [tlo, thi] in index order. */
+    const int64_t k = P.k;
+    KeyT thi, tlo;
+    unsigned need;
+    int steps = 0;
+    if ((int64_t)len <= k) {
+      thi = ones;
+      tlo = 0;
+      need = (unsigned)len; /* the whole row, then padding */
+    } else if (P.max_iter > 0) {
+      /* early stopping (Algorithm 2): value midpoints, at most max_iter steps */
+      KeyT lo = kmin;
+      double lo_r = rtopk_real(kmin, x, P.dtype), hi_r = rtopk_real(kmax, x, P.dtype);
+      for (int it = 0; it < P.max_iter && lo != kmax; ++it) {
+        const double mid_r = 0.5 * lo_r + 0.5 * hi_r;
+        KeyT m = rtopk_key_of_real(mid_r, x, P.dtype);
+        if (m <= lo) m = (KeyT)(lo + 1); /* lo < kmax here, so no wrap */
+        const unsigned c = rtopk_count_ge(row, lane, chunks, m);
+        ++steps;
+        if ((int64_t)c < k) {
+          /* count(key > lo) < k <= count(key >= lo): lo is the k-th key, and the first k keys
+           * >= lo in index order are the exact result; no later step could move lo */
+          if (m == (KeyT)(lo + 1)) break;
+          hi_r = mid_r;
+        } else {
+          if ((int64_t)c == k && P.paper_break) break; /* the paper's line 11 taken literally */
+          lo = m;
+          lo_r = mid_r;
+          if ((int64_t)c == k) break;
+        }
+      }
+      thi = ones;
+      tlo = lo;
+      need = (unsigned)k;
+    } else {
+      /* exact: [lo, hi] holds the k-th key; gt = count(key > hi) */
+      KeyT lo = kmin, hi = kmax;
+      unsigned gt = 0, c_lo = (unsigned)len; /* count(key >= lo) */
+      bool hit = false, bisect_next = false;
+      KeyT hit_m = 0;
+      const bool by_value = P.search != RTOPK_SEARCH_KEY;
+      double lo_r = 0, hi_r = 0;
+      if (by_value) {
+        lo_r = rtopk_real(lo, x, P.dtype);
+        hi_r = rtopk_real(hi, x, P.dtype);
+      }
+      while (lo < hi) {
+        ++steps;
+        KeyT m = (KeyT)(lo + (KeyT)((KeyT)(hi - lo) >> 1) + 1); /* the key midpoint, in (lo, hi] */
+        bool m_is_value = false;
+        double m_r = 0;
+        if (by_value && steps <= RTOPK_VALUE_STEPS) {
+          /* interp: halfway between the value midpoint and the point where the count would
+           * be k + 1/2 if the values were uniform in [lo, hi] (c_lo > k > gt), or the value
+           * midpoint after a step that did not halve the interval */
+          const float frac = P.search == RTOPK_SEARCH_INTERP && !bisect_next
+                                 ? 0.25f + 0.5f * __fdividef((float)c_lo - (float)k - 0.5f, (float)(c_lo - gt))
+                                 : 0.5f; /* a fast division: it only steers the guess */
+          m_r = lo_r + (hi_r - lo_r) * frac;
+          const KeyT vm = rtopk_key_of_real(m_r, x, P.dtype);
+          if (vm > lo && vm <= hi) {
+            m = vm;
+            m_is_value = true;
+          }
+        }
+        const unsigned c = rtopk_count_ge(row, lane, chunks, m);
+        if ((int64_t)c == k) {
+          hit = true;
+          hit_m = m;
+          break;
+        }
+        const double w = hi_r - lo_r;
+        /* the real of the new endpoint: the guess itself when it gave m (rounding aside: it
+         * only steers the guesses), else decoded from the key */
+        if (by_value && !m_is_value) m_r = rtopk_real(m, x, P.dtype);
+        if ((int64_t)c > k) {
+          lo = m;
+          c_lo = c;
+          lo_r = m_r;
+        } else {
+          hi = (KeyT)(m - 1);
+          gt = c;
+          hi_r = m_r;
+        }
+        bisect_next = hi_r - lo_r > 0.5 * w;
+      }
+      if (hit) {
+        thi = (KeyT)(hit_m - 1); /* the k keys >= hit_m are the results; no ties to take */
+        tlo = thi;
+        need = 0;
+      } else {
+        thi = lo;
+        tlo = lo;
+        need = (unsigned)(k - (int64_t)gt);
+      }
+    }
+    if (P.iters && lane == 0) P.iters[r] = steps;
+
+    /* ---- select in index order: slot = results before this element */
+    unsigned taken = 0; /* [tlo, thi] elements taken so far */
+    unsigned slot0 = 0; /* results written so far */
+    const int64_t obase = r * k;
+#pragma unroll Row::UNROLL
+    for (int c = 0; c < CHUNKS; ++c) {
+      if (c < chunks) {
+        KeyT v[V];
+        row.get(c, lane, v);
+        const int pos = (c * 32 + lane) * V;
+        unsigned selmask = 0;
+#pragma unroll
+        for (int j = 0; j < V; ++j) /* padding (key 0) is never > thi */
+          if (v[j] > thi) selmask |= 1u << j;
+        if (taken < need) { /* warp-uniform; skipped when the search hit count == k */
+          unsigned ties = 0, tiemask = 0;
+#pragma unroll
+          for (int j = 0; j < V; ++j)
+            if (pos + j < len && v[j] >= tlo && v[j] <= thi) {
+              tiemask |= 1u << j;
+              ++ties;
+            }
+          unsigned tot;
+          const unsigned before = taken + rtopk_lane_prefix<PBITS>(ties, lane_lt, &tot);
+          unsigned seen = 0;
+#pragma unroll
+          for (int j = 0; j < V; ++j)
+            if (tiemask & (1u << j)) {
+              if (before + seen < need) selmask |= 1u << j;
+              ++seen;
+            }
+          taken += tot;
+        }
+        unsigned tot;
+        unsigned slot = slot0 + rtopk_lane_prefix<PBITS>((unsigned)__popc(selmask), lane_lt, &tot);
+        slot0 += tot;
+#pragma unroll
+        for (int j = 0; j < V; ++j)
+          if (selmask & (1u << j)) {
+            if ((int64_t)slot < k) {
+              if (P.sorted) {
+                if (slot < (unsigned)P.sort_cap) {
+                  sort_key[slot] = v[j];
+                  sort_idx[slot] = (uint16_t)(pos + j);
+                }
+              } else {
+                rtopk_emit<KeyT>(P, x, src, obase + slot, v[j], pos + j);
+              }
+            }
+            ++slot;
+          }
+      }
+    }
+    const unsigned nsel = (int64_t)slot0 < k ? slot0 : (unsigned)k; /* == min(len, k) */
+
+    /* ---- TOPK_SORTED: rank every staged result (key descending, then index) */
+    if (P.sorted) {
+      __syncwarp();
+      const unsigned cnt = nsel < (unsigned)P.sort_cap ? nsel : (unsigned)P.sort_cap;
+      for (unsigned e = (unsigned)lane; e < cnt; e += 32) {
+        const KeyT ke = sort_key[e];
+        unsigned rank = 0;
+        for (unsigned f = 0; f < cnt; ++f) {
+          const KeyT kf = sort_key[f];
+          rank += (kf > ke || (kf == ke && f < e)) ? 1u : 0u; /* slots are in index order */
+        }
+        rtopk_emit<KeyT>(P, x, src, obase + rank, ke, (int)sort_idx[e]);
+      }
+    }
+
+    /* ---- rows shorter than k: index -1 and the worst value */
+    for (int64_t s = (int64_t)nsel + lane; s < k; s += 32) {
+      ((KeyT*)P.values)[obase + s] = (KeyT)P.worst_bits;
+      if (P.index_type == TOPK_INDEX_I64) ((int64_t*)P.indices)[obase + s] = -1;
+      else if (P.index_type == TOPK_INDEX_I32) ((int32_t*)P.indices)[obase + s] = -1;
+    }
+    if (SMEM || P.sorted) __syncwarp(); /* the next row reuses the shared-memory slices */
+  }
+}
+
+#endif /* TOPK_CUDA_RTOPK_KERNELS_CUH */

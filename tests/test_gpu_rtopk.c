@@ -1,0 +1,500 @@
+/*
+ * test_gpu_rtopk.c: RTop-K (TOPK_ALGO_RTOPK on the CUDA backend), through the
+ * public API.
+ *
+ * Exact mode (max_iter = 0): differential against the CPU reference with
+ * tests/gpu_case.h (bit-exact values, the reference's index set, order when
+ * TOPK_SORTED, padding of short rows). The shapes cross every bucket boundary of
+ * rtopk.cu (128, 256, 512, 1024 in registers; 2048, 4096 in shared memory), the
+ * vector width (rows not a multiple of 4 or 8, ld > n so that row starts are not
+ * 16-byte aligned), and k = 1, n - 1, n.
+ *
+ * Early stopping (max_iter > 0, approximate): every row returns exactly k distinct
+ * valid indices whose values are the input's bit for bit; with max_iter = 64 on
+ * distinct values the result is the exact one.
+ *
+ * Skips (exit 77) where no CUDA device is usable, except max_iter_errors, which
+ * needs no device. `sanitizer_small` is the quick subset for compute-sanitizer:
+ *   compute-sanitizer --tool memcheck ./test_gpu_rtopk sanitizer_small
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "gen.h"
+#include "gpu_case.h"
+#include "harness.h"
+#include "topk.h"
+
+static const topk_dtype all_dtypes[] = {TOPK_F32, TOPK_F16, TOPK_BF16, TOPK_F64,
+                                        TOPK_I32, TOPK_U32, TOPK_I64,  TOPK_U64};
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+#define RUN(...) GPU_RUN(.algo = TOPK_ALGO_RTOPK, __VA_ARGS__)
+
+/* ------------------------------------------------------------------ early stopping */
+
+typedef struct es_case {
+  topk_dtype     dtype;
+  int64_t        batch, n, k, ld;
+  unsigned       flags;
+  topk_index     index_type;
+  int32_t        max_iter;
+  gen_opts       gen;       /* ignored when distinct */
+  int            distinct;  /* each row a permutation of distinct values: max_iter 64 must be exact */
+  const int64_t* offsets;   /* host; NULL: uniform rows */
+} es_case;
+
+static uint64_t mix64(uint64_t z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/* Row-wise permutations of distinct values (f32, f64, i32 only). */
+static void fill_distinct(void* in, topk_dtype dt, int64_t batch, int64_t n, int64_t ld, uint64_t seed) {
+  int64_t* perm = (int64_t*)malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
+  for (int64_t r = 0; r < batch; ++r) {
+    for (int64_t i = 0; i < n; ++i) perm[i] = i;
+    for (int64_t i = n - 1; i > 0; --i) { /* Fisher-Yates */
+      const int64_t j = (int64_t)(mix64(seed ^ (uint64_t)(r * 1000003 + i)) % (uint64_t)(i + 1));
+      const int64_t t = perm[i];
+      perm[i] = perm[j];
+      perm[j] = t;
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      const double v = (double)perm[i] * 0.37 - 40.0; /* distinct in f32 for n <= 4096 */
+      const int64_t o = r * ld + i;
+      if (dt == TOPK_F32) ((float*)in)[o] = (float)v;
+      else if (dt == TOPK_F64) ((double*)in)[o] = v;
+      else ((int32_t*)in)[o] = (int32_t)(perm[i] * 7 - 9000);
+    }
+  }
+  free(perm);
+}
+
+static int same_bits(const void* a, const void* b, size_t es, topk_dtype dt) {
+  if (memcmp(a, b, es) == 0) return 1;
+  if (dt == TOPK_F32) { float x, y; memcpy(&x, a, 4); memcpy(&y, b, 4); return x != x && y != y; }
+  if (dt == TOPK_F64) { double x, y; memcpy(&x, a, 8); memcpy(&y, b, 8); return x != x && y != y; }
+  return 0;
+}
+
+/* Every row: min(k, len) distinct valid indices with the input's values, then padding. */
+static int check_valid(const es_case* c, const void* in, int64_t ld, const void* vals, const void* idxs) {
+  const size_t es = topk_dtype_size(c->dtype);
+  char* seen = (char*)calloc((size_t)(c->n > 0 ? c->n : 1), 1);
+  int rc = 0;
+  for (int64_t r = 0; r < c->batch && rc == 0; ++r) {
+    const int64_t start = c->offsets ? c->offsets[r] : r * ld;
+    const int64_t len = c->offsets ? c->offsets[r + 1] - c->offsets[r] : c->n;
+    const int64_t real = len < c->k ? len : c->k;
+    memset(seen, 0, (size_t)(len > 0 ? len : 1));
+    for (int64_t s = 0; s < c->k; ++s) {
+      const int64_t o = r * c->k + s;
+      const int64_t idx = c->index_type == TOPK_INDEX_I32 ? ((const int32_t*)idxs)[o] : ((const int64_t*)idxs)[o];
+      if (s >= real) {
+        if (idx != -1) {
+          fprintf(stderr, "row %lld slot %lld: padding index %lld\n", (long long)r, (long long)s, (long long)idx);
+          rc = -1;
+        }
+        continue;
+      }
+      if (idx < 0 || idx >= len || seen[idx]) {
+        fprintf(stderr, "row %lld slot %lld: index %lld out of range or repeated\n", (long long)r, (long long)s,
+                (long long)idx);
+        rc = -1;
+        break;
+      }
+      seen[idx] = 1;
+      if (!same_bits((const char*)vals + (size_t)o * es, (const char*)in + (size_t)(start + idx) * es, es,
+                     c->dtype)) {
+        fprintf(stderr, "row %lld slot %lld: value differs from in[%lld]\n", (long long)r, (long long)s,
+                (long long)idx);
+        rc = -1;
+        break;
+      }
+    }
+  }
+  free(seen);
+  return rc;
+}
+
+#define TRY_DEV(expr, what)                                                                  \
+  do {                                                                                       \
+    topk_status s_ = (expr);                                                                 \
+    if (s_ != TOPK_SUCCESS) {                                                                \
+      fprintf(stderr, "%s: %s (%s)\n", what, topk_status_name(s_), topk_error_detail());     \
+      goto done;                                                                             \
+    }                                                                                        \
+  } while (0)
+
+/* @return 0 if the case passed; -1 (after printing why) otherwise. */
+static int es_run(const es_case* c) {
+  const size_t es = topk_dtype_size(c->dtype);
+  const size_t is = c->index_type == TOPK_INDEX_I32 ? 4 : 8;
+  const int64_t ld = c->offsets ? 0 : (c->ld ? c->ld : c->n);
+  const int64_t count = c->offsets ? c->n : (c->batch - 1) * ld + c->n;
+  const size_t in_bytes = (size_t)(count > 0 ? count : 1) * es;
+  const size_t val_bytes = (size_t)(c->batch * c->k) * es, idx_bytes = (size_t)(c->batch * c->k) * is;
+  const size_t off_bytes = c->offsets ? (size_t)(c->batch + 1) * sizeof(int64_t) : 0;
+  int rc = -1;
+  void *in = calloc(in_bytes, 1), *vals = malloc(val_bytes), *idxs = malloc(idx_bytes);
+  void *d_in = NULL, *d_vals = NULL, *d_idxs = NULL, *d_off = NULL;
+  if (!in || !vals || !idxs) goto done;
+  if (c->distinct) {
+    fill_distinct(in, c->dtype, c->batch, c->n, ld, test_seed());
+  } else {
+    gen_opts o = c->gen;
+    if (o.seed == 0) o.seed = test_seed();
+    if (gen_fill(in, c->dtype, count, &o) != 0) goto done;
+  }
+  TRY_DEV(topk_device_malloc(&d_in, in_bytes), "device_malloc(in)");
+  TRY_DEV(topk_device_malloc(&d_vals, val_bytes), "device_malloc(values)");
+  TRY_DEV(topk_device_malloc(&d_idxs, idx_bytes), "device_malloc(indices)");
+  if (c->offsets) TRY_DEV(topk_device_malloc(&d_off, off_bytes), "device_malloc(offsets)");
+  TRY_DEV(topk_memcpy_to_device(d_in, in, in_bytes), "memcpy(in)");
+  if (c->offsets) TRY_DEV(topk_memcpy_to_device(d_off, c->offsets, off_bytes), "memcpy(offsets)");
+  TRY_DEV(topk_memset_device(d_vals, 0xA5, val_bytes, NULL), "memset(values)");
+  TRY_DEV(topk_memset_device(d_idxs, 0xA5, idx_bytes, NULL), "memset(indices)");
+  topk_problem p = {.dtype = c->dtype,
+                    .batch = c->batch,
+                    .n = c->n,
+                    .k = c->k,
+                    .ld = c->offsets ? 0 : c->ld,
+                    .row_offsets = (const int64_t*)d_off,
+                    .index_type = c->index_type,
+                    .flags = c->flags,
+                    .algo = TOPK_ALGO_RTOPK,
+                    .backend = TOPK_BACKEND_CUDA,
+                    .max_iter = c->max_iter};
+  TRY_DEV(topk_select(&p, d_in, d_vals, d_idxs, NULL, 0, NULL), "topk_select");
+  TRY_DEV(topk_device_synchronize(), "synchronize after topk_select");
+  TRY_DEV(topk_memcpy_to_host(vals, d_vals, val_bytes), "memcpy(values)");
+  TRY_DEV(topk_memcpy_to_host(idxs, d_idxs, idx_bytes), "memcpy(indices)");
+  rc = check_valid(c, in, ld, vals, idxs);
+  if (rc == 0 && c->distinct) {
+    topk_problem hp = p;
+    hp.row_offsets = NULL;
+    hp.max_iter = 0;
+    rc = check_topk(&hp, in, c->offsets, vals, idxs);
+  }
+done:
+  if (rc != 0)
+    fprintf(stderr, "  case: %s batch=%lld n=%lld k=%lld ld=%lld flags=0x%x index=%d max_iter=%d dist=%s%s offsets=%s\n",
+            topk_dtype_name(c->dtype), (long long)c->batch, (long long)c->n, (long long)c->k, (long long)c->ld,
+            c->flags, (int)c->index_type, (int)c->max_iter, gen_dist_name(c->gen.dist),
+            c->distinct ? " (distinct)" : "", c->offsets ? "yes" : "no");
+  topk_device_free(d_in);
+  topk_device_free(d_vals);
+  topk_device_free(d_idxs);
+  topk_device_free(d_off);
+  free(in);
+  free(vals);
+  free(idxs);
+  return rc;
+}
+
+#define ES_RUN(...)                             \
+  do {                                          \
+    es_case c_ = {__VA_ARGS__};                 \
+    ASSERT_EQ_I64(es_run(&c_), 0);              \
+  } while (0)
+
+/* ------------------------------------------------------------------ tests */
+
+/* Small and quick: both storage kinds, sorted, offsets, unaligned rows, early stopping. */
+TEST(sanitizer_small) {
+  static const int64_t off[] = {0, 0, 3, 40, 1040, 1041, 3000};
+  GPU_SKIP_WITHOUT_DEVICE();
+  RUN(.dtype = TOPK_F32, .batch = 9, .n = 300, .k = 17, .gen = {.dist = GEN_NORMAL});
+  RUN(.dtype = TOPK_F32, .batch = 9, .n = 300, .k = 17, .flags = TOPK_SORTED, .gen = {.dist = GEN_ZIPF});
+  RUN(.dtype = TOPK_F16, .batch = 5, .n = 3000, .k = 100, .gen = {.dist = GEN_UNIFORM});
+  RUN(.dtype = TOPK_F64, .batch = 5, .n = 4096, .k = 333, .flags = TOPK_SORTED | TOPK_SMALLEST,
+      .gen = {.dist = GEN_NORMAL, .nan_fraction = 0.1, .inf_fraction = 0.1});
+  RUN(.dtype = TOPK_BF16, .batch = 6, .n = 3000, .k = 40, .flags = TOPK_SORTED, .gen = {.dist = GEN_NORMAL},
+      .offsets = off);
+  RUN(.dtype = TOPK_I64, .batch = 7, .n = 129, .k = 129, .ld = 131, .index_type = TOPK_INDEX_I32,
+      .gen = {.dist = GEN_ALL_EQUAL});
+  ES_RUN(.dtype = TOPK_F32, .batch = 33, .n = 256, .k = 16, .max_iter = 3, .gen = {.dist = GEN_NORMAL});
+  ES_RUN(.dtype = TOPK_F32, .batch = 33, .n = 256, .k = 16, .max_iter = 64, .distinct = 1);
+  return TEST_OK;
+}
+
+/* The exact mode's three threshold choices (TOPK_RTOPK_SEARCH) are all exact. */
+TEST(search_modes) {
+  static const char* const modes[] = {"interp", "value", "key"};
+  static const topk_dtype dts[] = {TOPK_F32, TOPK_F16, TOPK_F64, TOPK_I64, TOPK_U32};
+  static const gen_opts dists[] = {
+      {.dist = GEN_NORMAL},
+      {.dist = GEN_ZIPF},
+      {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 24},
+      {.dist = GEN_CD},
+      {.dist = GEN_NORMAL, .nan_fraction = 0.1, .inf_fraction = 0.3},
+  };
+  GPU_SKIP_WITHOUT_DEVICE();
+  for (int m = 0; m < COUNT(modes); ++m)
+    for (int d = 0; d < COUNT(dts); ++d)
+      for (int g = 0; g < COUNT(dists); ++g) {
+        RUN(.dtype = dts[d], .batch = 200, .n = 768, .k = 100, .gen = dists[g], .env = {{"TOPK_RTOPK_SEARCH", modes[m]}});
+        RUN(.dtype = dts[d], .batch = 20, .n = 4000, .k = 7, .flags = TOPK_SMALLEST, .gen = dists[g],
+            .env = {{"TOPK_RTOPK_SEARCH", modes[m]}});
+      }
+  return TEST_OK;
+}
+
+/* Every dtype, both directions, sorted or not, registers and shared memory. */
+TEST(dtypes_directions) {
+  GPU_SKIP_WITHOUT_DEVICE();
+  for (int d = 0; d < COUNT(all_dtypes); ++d)
+    for (int f = 0; f < 4; ++f) {
+      const unsigned flags = (f & 1 ? TOPK_SMALLEST : 0u) | (f & 2 ? TOPK_SORTED : 0u);
+      RUN(.dtype = all_dtypes[d], .batch = 64, .n = 256, .k = 32, .flags = flags, .gen = {.dist = GEN_NORMAL});
+      RUN(.dtype = all_dtypes[d], .batch = 64, .n = 1000, .k = 100, .flags = flags, .gen = {.dist = GEN_UNIFORM});
+      RUN(.dtype = all_dtypes[d], .batch = 16, .n = 3500, .k = 128, .flags = flags, .gen = {.dist = GEN_NORMAL});
+    }
+  return TEST_OK;
+}
+
+/* The distributions of DESIGN.md: radix-adversarial, ties at the k-th value, NaN/inf. */
+TEST(distributions) {
+  static const topk_dtype dts[] = {TOPK_F32, TOPK_BF16, TOPK_F64, TOPK_I32, TOPK_F16};
+  static const gen_opts dists[] = {
+      {.dist = GEN_UNIFORM},
+      {.dist = GEN_NORMAL},
+      {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 8},
+      {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 16},
+      {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 20},
+      {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 24},
+      {.dist = GEN_CD},
+      {.dist = GEN_ALL_EQUAL},
+      {.dist = GEN_ZIPF},
+      {.dist = GEN_SORTED_ASC},
+      {.dist = GEN_SORTED_DESC},
+      {.dist = GEN_UNIFORM, .nan_fraction = 0.05, .inf_fraction = 0.05},
+      {.dist = GEN_NORMAL, .nan_fraction = 0.3, .inf_fraction = 0.3},
+      {.dist = GEN_UNIFORM, .nan_fraction = 1.0},
+  };
+  GPU_SKIP_WITHOUT_DEVICE();
+  for (int d = 0; d < COUNT(dts); ++d)
+    for (int g = 0; g < COUNT(dists); ++g)
+      for (int smallest = 0; smallest < 2; ++smallest) {
+        const unsigned flags = smallest ? TOPK_SMALLEST : 0u;
+        RUN(.dtype = dts[d], .batch = 100, .n = 768, .k = 64, .flags = flags, .gen = dists[g]);
+        RUN(.dtype = dts[d], .batch = 100, .n = 256, .k = 128, .flags = flags | TOPK_SORTED, .gen = dists[g]);
+        RUN(.dtype = dts[d], .batch = 10, .n = 3000, .k = 100, .flags = flags | TOPK_SORTED, .gen = dists[g]);
+        RUN(.dtype = dts[d], .batch = 10, .n = 4096, .k = 2000, .flags = flags, .gen = dists[g]);
+      }
+  return TEST_OK;
+}
+
+/* Row lengths across every bucket and vector-width boundary; k = 1, about n / 3, n - 1, n. */
+TEST(row_lengths) {
+  static const int64_t ns[] = {1,   2,   3,   5,   31,   32,   33,   100,  127,  128,  129,  255,  256,  257,
+                               500, 511, 512, 513, 768,  1000, 1023, 1024, 1025, 1500, 2047, 2048, 2049, 3000,
+                               4095, 4096};
+  static const topk_dtype dts[] = {TOPK_F32, TOPK_F16, TOPK_F64};
+  GPU_SKIP_WITHOUT_DEVICE();
+  for (int d = 0; d < COUNT(dts); ++d)
+    for (int i = 0; i < COUNT(ns); ++i) {
+      const int64_t n = ns[i];
+      const int64_t ks[4] = {1, n / 3 + 1, n > 1 ? n - 1 : 1, n};
+      for (int ki = 0; ki < 4; ++ki) {
+        if (ks[ki] > n) continue;
+        RUN(.dtype = dts[d], .batch = 37, .n = n, .k = ks[ki], .gen = {.dist = GEN_ZIPF});
+        RUN(.dtype = dts[d], .batch = 37, .n = n, .k = ks[ki], .flags = TOPK_SORTED | TOPK_SMALLEST,
+            .gen = {.dist = GEN_NORMAL});
+      }
+    }
+  return TEST_OK;
+}
+
+/* int32, int64 and no indices; sorted or not; every storage kind. */
+TEST(index_types) {
+  static const topk_index its[] = {TOPK_INDEX_I64, TOPK_INDEX_I32, TOPK_INDEX_NONE};
+  static const int64_t ns[] = {100, 700, 2500};
+  GPU_SKIP_WITHOUT_DEVICE();
+  for (int i = 0; i < COUNT(its); ++i)
+    for (int s = 0; s < COUNT(ns); ++s)
+      for (int sorted = 0; sorted < 2; ++sorted) {
+        RUN(.dtype = TOPK_F32, .batch = 20, .n = ns[s], .k = 57, .flags = sorted ? TOPK_SORTED : 0u,
+            .index_type = its[i], .gen = {.dist = GEN_ZIPF});
+        RUN(.dtype = TOPK_U64, .batch = 20, .n = ns[s], .k = 57, .flags = sorted ? TOPK_SORTED : 0u,
+            .index_type = its[i], .gen = {.dist = GEN_UNIFORM});
+      }
+  return TEST_OK;
+}
+
+/* Row stride larger than the row: row starts not 16-byte aligned (the scalar loads). */
+TEST(leading_dimension) {
+  static const topk_dtype dts[] = {TOPK_F32, TOPK_F16, TOPK_F64, TOPK_I32};
+  static const int64_t ns[] = {256, 1000, 3000};
+  GPU_SKIP_WITHOUT_DEVICE();
+  for (int d = 0; d < COUNT(dts); ++d)
+    for (int s = 0; s < COUNT(ns); ++s)
+      for (int extra = 1; extra <= 8; extra += 3) {
+        RUN(.dtype = dts[d], .batch = 13, .n = ns[s], .k = 50, .ld = ns[s] + extra, .gen = {.dist = GEN_NORMAL});
+        RUN(.dtype = dts[d], .batch = 13, .n = ns[s], .k = ns[s], .ld = ns[s] + extra, .flags = TOPK_SORTED,
+            .gen = {.dist = GEN_ZIPF});
+      }
+  return TEST_OK;
+}
+
+/* Variable-length rows from device offsets: empty rows, rows shorter than k, unaligned starts. */
+TEST(variable_rows) {
+  static const int64_t off[] = {0, 0, 1, 6, 69, 70, 71, 1071, 1071, 3071, 3072, 4000, 4000, 4096};
+  const int64_t batch = COUNT(off) - 1, n = off[COUNT(off) - 1];
+  static const topk_dtype dts[] = {TOPK_F32, TOPK_F64, TOPK_BF16, TOPK_U32};
+  GPU_SKIP_WITHOUT_DEVICE();
+  for (int d = 0; d < COUNT(dts); ++d)
+    for (int f = 0; f < 8; ++f) {
+      const unsigned flags = (f & 1 ? TOPK_SORTED : 0u) | (f & 2 ? TOPK_NONDETERMINISTIC : 0u) |
+                             (f & 4 ? TOPK_SMALLEST : 0u);
+      RUN(.dtype = dts[d], .batch = batch, .n = n, .k = 70, .flags = flags, .gen = {.dist = GEN_ZIPF},
+          .offsets = off);
+      RUN(.dtype = dts[d], .batch = batch, .n = n, .k = 5000, .flags = flags, .gen = {.dist = GEN_NORMAL},
+          .offsets = off);
+    }
+  /* a register bucket (n <= 1024) with offsets; one row holding the whole buffer */
+  static const int64_t small[] = {0, 5, 5, 300, 301, 1000};
+  RUN(.dtype = TOPK_F32, .batch = 5, .n = 1000, .k = 64, .flags = TOPK_SORTED, .gen = {.dist = GEN_NORMAL},
+      .offsets = small);
+  static const int64_t one_row[] = {0, 4096};
+  RUN(.dtype = TOPK_F16, .batch = 1, .n = 4096, .k = 4000, .flags = TOPK_SORTED, .gen = {.dist = GEN_UNIFORM},
+      .offsets = one_row);
+  return TEST_OK;
+}
+
+/* Many rows: the rowwise and moe shapes at test size, and a grid that strides. */
+TEST(many_rows) {
+  GPU_SKIP_WITHOUT_DEVICE();
+  RUN(.dtype = TOPK_F32, .batch = 65536, .n = 256, .k = 16, .gen = {.dist = GEN_NORMAL});
+  RUN(.dtype = TOPK_BF16, .batch = 65536, .n = 64, .k = 8, .gen = {.dist = GEN_NORMAL});
+  RUN(.dtype = TOPK_F32, .batch = 65536, .n = 128, .k = 2, .flags = TOPK_SORTED, .gen = {.dist = GEN_UNIFORM});
+  RUN(.dtype = TOPK_F32, .batch = 16384, .n = 768, .k = 128, .flags = TOPK_SORTED, .gen = {.dist = GEN_NORMAL});
+  RUN(.dtype = TOPK_F16, .batch = 4096, .n = 4096, .k = 512, .gen = {.dist = GEN_NORMAL});
+  RUN(.dtype = TOPK_F32, .batch = 1, .n = 1024, .k = 1000, .gen = {.dist = GEN_NORMAL});
+  return TEST_OK;
+}
+
+/* Sorted output with large k (ranking in shared memory, blocks opting in to more of it). */
+TEST(sorted_large_k) {
+  static const topk_dtype dts[] = {TOPK_F32, TOPK_F64, TOPK_F16};
+  GPU_SKIP_WITHOUT_DEVICE();
+  for (int d = 0; d < COUNT(dts); ++d) {
+    RUN(.dtype = dts[d], .batch = 20, .n = 4096, .k = 4096, .flags = TOPK_SORTED, .gen = {.dist = GEN_ZIPF});
+    RUN(.dtype = dts[d], .batch = 20, .n = 4096, .k = 3001, .flags = TOPK_SORTED | TOPK_SMALLEST,
+        .gen = {.dist = GEN_NORMAL, .nan_fraction = 0.2});
+    RUN(.dtype = dts[d], .batch = 50, .n = 1024, .k = 1024, .flags = TOPK_SORTED, .gen = {.dist = GEN_UNIFORM});
+  }
+  return TEST_OK;
+}
+
+/* Rows longer than 4096, or offsets over a longer buffer: TOPK_ERR_UNSUPPORTED, nothing run. */
+TEST(unsupported) {
+  GPU_SKIP_WITHOUT_DEVICE();
+  void* d = NULL;
+  ASSERT_STATUS(topk_device_malloc(&d, 8 * 5000 * 4), TOPK_SUCCESS);
+  topk_problem p = {.batch = 2, .n = 4097, .k = 10, .algo = TOPK_ALGO_RTOPK, .backend = TOPK_BACKEND_CUDA};
+  topk_status s = topk_select(&p, d, (char*)d + 40000, (char*)d + 80000, NULL, 0, NULL);
+  topk_device_free(d);
+  ASSERT_STATUS(s, TOPK_ERR_UNSUPPORTED);
+  return TEST_OK;
+}
+
+/* max_iter's argument checks need no device: they come before the backend. */
+TEST(max_iter_errors) {
+  float in[8] = {1, 2, 3, 4, 5, 6, 7, 8}, out[2];
+  int64_t idx[2];
+  topk_problem p = {.batch = 1, .n = 8, .k = 2, .backend = TOPK_BACKEND_CPU, .max_iter = -1};
+  ASSERT_STATUS(topk_select(&p, in, out, idx, NULL, 0, NULL), TOPK_ERR_INVALID_ARGUMENT);
+  ASSERT_TRUE(strstr(topk_error_detail(), "max_iter") != NULL);
+  p.max_iter = 3;
+  p.algo = TOPK_ALGO_AIR_RADIX;
+  ASSERT_STATUS(topk_select(&p, in, out, idx, NULL, 0, NULL), TOPK_ERR_UNSUPPORTED);
+  ASSERT_TRUE(strstr(topk_error_detail(), "rtopk") != NULL);
+  p.algo = TOPK_ALGO_CPU_SELECT;
+  ASSERT_STATUS(topk_select(&p, in, out, idx, NULL, 0, NULL), TOPK_ERR_UNSUPPORTED);
+  size_t ws = 0;
+  p.algo = TOPK_ALGO_SORT;
+  ASSERT_STATUS(topk_workspace_size(&p, &ws), TOPK_ERR_UNSUPPORTED);
+  p.max_iter = -5;
+  p.algo = TOPK_ALGO_RTOPK;
+  ASSERT_STATUS(topk_workspace_size(&p, &ws), TOPK_ERR_INVALID_ARGUMENT);
+  return TEST_OK;
+}
+
+/* Early stopping returns k valid, distinct elements of the row, whatever the data. */
+TEST(early_stop_valid) {
+  static const gen_opts dists[] = {
+      {.dist = GEN_NORMAL},
+      {.dist = GEN_UNIFORM},
+      {.dist = GEN_ALL_EQUAL},
+      {.dist = GEN_ZIPF},
+      {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 20},
+      {.dist = GEN_NORMAL, .nan_fraction = 0.2, .inf_fraction = 0.2},
+      {.dist = GEN_UNIFORM, .nan_fraction = 1.0},
+  };
+  static const int64_t ns[] = {64, 256, 768, 1000, 3000, 4096};
+  static const int32_t iters[] = {1, 2, 5, 8, 40};
+  GPU_SKIP_WITHOUT_DEVICE();
+  for (int d = 0; d < COUNT(all_dtypes); ++d)
+    for (int g = 0; g < COUNT(dists); ++g)
+      for (int s = 0; s < COUNT(ns); ++s)
+        for (int it = 0; it < COUNT(iters); ++it) {
+          const unsigned flags = ((s + it) & 1 ? TOPK_SMALLEST : 0u) | ((d + g) % 3 == 0 ? TOPK_SORTED : 0u);
+          ES_RUN(.dtype = all_dtypes[d], .batch = 40, .n = ns[s], .k = ns[s] / 5 + 1, .flags = flags,
+                 .index_type = (it & 1) ? TOPK_INDEX_I32 : TOPK_INDEX_I64, .max_iter = iters[it], .gen = dists[g]);
+        }
+  /* unaligned rows, k = n - 1 and n, offsets with empty and short rows */
+  ES_RUN(.dtype = TOPK_F32, .batch = 40, .n = 257, .k = 256, .ld = 259, .max_iter = 2, .gen = {.dist = GEN_NORMAL});
+  ES_RUN(.dtype = TOPK_BF16, .batch = 40, .n = 700, .k = 700, .max_iter = 2, .gen = {.dist = GEN_NORMAL});
+  static const int64_t off[] = {0, 0, 1, 6, 69, 70, 71, 1071, 1071, 3071, 3072, 4000, 4000, 4096};
+  ES_RUN(.dtype = TOPK_F16, .batch = COUNT(off) - 1, .n = 4096, .k = 70, .max_iter = 4,
+         .gen = {.dist = GEN_NORMAL}, .offsets = off);
+  return TEST_OK;
+}
+
+/* With enough iterations the early-stopping search hits count == k: the exact result. */
+TEST(early_stop_converges) {
+  static const topk_dtype dts[] = {TOPK_F32, TOPK_F64, TOPK_I32};
+  static const int64_t ns[] = {256, 768, 1024, 4096};
+  GPU_SKIP_WITHOUT_DEVICE();
+  for (int d = 0; d < COUNT(dts); ++d)
+    for (int s = 0; s < COUNT(ns); ++s)
+      for (int f = 0; f < 4; ++f) {
+        const unsigned flags = (f & 1 ? TOPK_SMALLEST : 0u) | (f & 2 ? TOPK_SORTED : 0u);
+        ES_RUN(.dtype = dts[d], .batch = 300, .n = ns[s], .k = 16 + 40 * f, .flags = flags, .max_iter = 64,
+               .distinct = 1);
+      }
+  return TEST_OK;
+}
+
+/* The library-allocated workspace path (RTop-K needs none) and TOPK_NONDETERMINISTIC. */
+TEST(misc_flags) {
+  GPU_SKIP_WITHOUT_DEVICE();
+  RUN(.dtype = TOPK_F32, .batch = 30, .n = 700, .k = 99, .gen = {.dist = GEN_NORMAL}, .lib_workspace = 1);
+  RUN(.dtype = TOPK_F16, .batch = 30, .n = 2000, .k = 300, .flags = TOPK_NONDETERMINISTIC | TOPK_SORTED,
+      .gen = {.dist = GEN_ZIPF});
+  return TEST_OK;
+}
+
+#define TEST_LIST(X)        \
+  X(sanitizer_small)        \
+  X(search_modes)           \
+  X(dtypes_directions)      \
+  X(distributions)          \
+  X(row_lengths)            \
+  X(index_types)            \
+  X(leading_dimension)      \
+  X(variable_rows)          \
+  X(many_rows)              \
+  X(sorted_large_k)         \
+  X(unsupported)            \
+  X(max_iter_errors)        \
+  X(early_stop_valid)       \
+  X(early_stop_converges)   \
+  X(misc_flags)
+TEST_MAIN(TEST_LIST)

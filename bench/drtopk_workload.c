@@ -1,0 +1,241 @@
+/*
+ * drtopk_workload.c: the Dr. Top-k delegate layer's workload and tuning, as
+ * markdown tables (CUDA builds only; target drtopk_workload).
+ *
+ *   drtopk_workload [max_log2_n [section]]     max_log2_n: 24..30 (default 30)
+ *                                              section: all (default), ratio, sweep, beta, bw
+ *
+ * ratio  paper 000 Fig. 20/21: the workload ratio of the delegate layer, i.e. the
+ *        elements the steps after the one read of the input work on, as a fraction
+ *        of n: delegates / n and concatenated / n, against n (k = 1024) and
+ *        against k (n = 2^max), for UD (uniform), ND (normal) and CD (Dr. Top-k's
+ *        customised distribution), f32, drtopk_radix.
+ * sweep  Rule 4 check: for n = 2^24..2^max and k = 1..2^16, the median time of
+ *        drtopk_radix per alpha (TOPK_DRTOPK_ALPHA), the best alpha, the alpha
+ *        Rule 4 chooses, and time(Rule 4) / time(best) (the issue asks <= 1.10).
+ * beta   Rule 3 re-measured: total time for beta = 1..4, n = 2^max, k = 1..2^16.
+ * bw     delegate construction alone (the first step, from the step timings) in
+ *        GB/s and as % of topk_measure_read_bandwidth, for the shared-memory
+ *        kernel (alpha 5, 6) and the warp-centric kernel (alpha 5..16), n = 2^max.
+ *
+ * Timing: CUDA events around topk_select, 2 warm-up runs, median of 7; the input
+ * (>= 64 MB) is larger than the L2, so no buffer rotation is needed.
+ */
+#define _POSIX_C_SOURCE 200809L /* setenv, unsetenv */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/drtopk/drtopk.h"
+#include "gen.h"
+#include "topk.h"
+
+#define TRY_(expr)                        \
+  do {                                    \
+    topk_status s_ = (expr);              \
+    if (s_ != TOPK_SUCCESS) return s_;    \
+  } while (0)
+
+#define REPS 7
+#define WARM 2
+
+static int fail(topk_status s, const char* what) {
+  fprintf(stderr, "drtopk_workload: %s: %s (%s)\n", what, topk_status_name(s), topk_error_detail());
+  return 1;
+}
+
+static int cmp_float(const void* a, const void* b) {
+  const float x = *(const float*)a, y = *(const float*)b;
+  return x < y ? -1 : x > y;
+}
+
+static void set_alpha(int alpha) {
+  if (alpha <= 0) {
+    unsetenv("TOPK_DRTOPK_ALPHA");
+  } else {
+    char buf[16];
+    snprintf(buf, sizeof buf, "%d", alpha);
+    setenv("TOPK_DRTOPK_ALPHA", buf, 1);
+  }
+}
+
+/* Median ms of topk_select for p (workspace allocated outside the timing); < 0 on error. */
+static float time_select(const topk_problem* p, const void* d_in, void* d_v, void* d_i) {
+  size_t bytes = 0;
+  if (topk_workspace_size(p, &bytes) != TOPK_SUCCESS) return -1.0f;
+  void* ws = NULL;
+  if (bytes && topk_device_malloc(&ws, bytes) != TOPK_SUCCESS) return -1.0f;
+  topk_event *e0 = NULL, *e1 = NULL;
+  float t[REPS];
+  float res = -1.0f;
+  if (topk_event_create(&e0) != TOPK_SUCCESS || topk_event_create(&e1) != TOPK_SUCCESS) goto done;
+  for (int r = 0; r < WARM + REPS; ++r) {
+    topk_event_record(e0, NULL);
+    if (topk_select(p, d_in, d_v, d_i, ws, bytes, NULL) != TOPK_SUCCESS) goto done;
+    topk_event_record(e1, NULL);
+    float ms = 0;
+    if (topk_event_elapsed_ms(e0, e1, &ms) != TOPK_SUCCESS) goto done;
+    if (r >= WARM) t[r - WARM] = ms;
+  }
+  qsort(t, REPS, sizeof t[0], cmp_float);
+  res = t[REPS / 2];
+done:
+  topk_event_destroy(e0);
+  topk_event_destroy(e1);
+  topk_device_free(ws);
+  return res;
+}
+
+/* Median (by total time) of the step statistics of REPS runs. */
+static topk_status workload(const topk_problem* p, const void* d_in, void* d_v, void* d_i, topk_drtopk_stats* out) {
+  topk_drtopk_stats s[REPS];
+  for (int r = 0; r < WARM; ++r) TRY_(topk_drtopk_workload(p, d_in, d_v, d_i, &s[0]));
+  for (int r = 0; r < REPS; ++r) TRY_(topk_drtopk_workload(p, d_in, d_v, d_i, &s[r]));
+  float d[REPS];
+  for (int r = 0; r < REPS; ++r) d[r] = s[r].ms_delegates;
+  qsort(d, REPS, sizeof d[0], cmp_float);
+  *out = s[0];
+  out->ms_delegates = d[REPS / 2];
+  return TOPK_SUCCESS;
+}
+
+static const char* const dist_names[3] = {"UD", "ND", "CD"};
+static const gen_dist dists[3] = {GEN_UNIFORM, GEN_NORMAL, GEN_CD};
+
+int main(int argc, char** argv) {
+  int max_log = argc > 1 ? atoi(argv[1]) : 30;
+  if (max_log < 24) max_log = 24;
+  if (max_log > 30) max_log = 30;
+  const char* section = argc > 2 ? argv[2] : "all";
+  const int all = strcmp(section, "all") == 0;
+  if (!topk_cuda_available()) {
+    fprintf(stderr, "drtopk_workload: no CUDA device\n");
+    return 77;
+  }
+  const int64_t nmax = (int64_t)1 << max_log;
+  const int64_t kmax = (int64_t)1 << 16;
+  float* host = (float*)malloc((size_t)nmax * sizeof(float));
+  void *d_in = NULL, *d_v = NULL, *d_i = NULL;
+  topk_status s;
+  if (!host) return fail(TOPK_ERR_OUT_OF_MEMORY, "host buffer");
+  if ((s = topk_device_malloc(&d_in, (size_t)nmax * sizeof(float))) != TOPK_SUCCESS) return fail(s, "input");
+  if ((s = topk_device_malloc(&d_v, (size_t)kmax * 2 * sizeof(float))) != TOPK_SUCCESS) return fail(s, "values");
+  if ((s = topk_device_malloc(&d_i, (size_t)kmax * 2 * sizeof(int64_t))) != TOPK_SUCCESS) return fail(s, "indices");
+  topk_device_props props;
+  topk_device_get_props(0, &props);
+  printf("# Dr. Top-k delegate layer: workload and tuning (%s)\n\n", props.name);
+
+  for (int di = 0; di < 3; ++di) {
+    gen_opts g = {.dist = dists[di], .seed = 12345u + (uint64_t)di};
+    if (gen_fill(host, TOPK_F32, nmax, &g) != 0) return fail(TOPK_ERR_INTERNAL, "gen_fill");
+    if ((s = topk_memcpy_to_device(d_in, host, (size_t)nmax * sizeof(float))) != TOPK_SUCCESS) return fail(s, "copy");
+
+    if (all || strcmp(section, "ratio") == 0) {
+      printf("## Workload ratio, %s (f32, drtopk_radix, Rule-4 alpha, beta default)\n\n", dist_names[di]);
+      printf("| n | k | alpha | delegates / n | concatenated / n | (delegates + concatenated) / n | total ms |\n");
+      printf("| --- | --- | --- | --- | --- | --- | --- |\n");
+      set_alpha(0);
+      for (int ln = 24; ln <= max_log; ++ln) {
+        topk_problem p = {.batch = 1, .n = (int64_t)1 << ln, .k = 1024, .algo = TOPK_ALGO_DRTOPK_RADIX};
+        topk_drtopk_stats st;
+        if ((s = workload(&p, d_in, d_v, d_i, &st)) != TOPK_SUCCESS) return fail(s, "workload");
+        printf("| 2^%d | %lld | %d | %.3g | %.3g | %.3g | %.3f |\n", ln, (long long)p.k, st.alpha,
+               (double)st.delegate_size / (double)p.n, (double)st.concat_size / (double)p.n,
+               (double)(st.delegate_size + st.concat_size) / (double)p.n, st.ms_total);
+      }
+      for (int lk = 0; lk <= 16; lk += 2) {
+        topk_problem p = {.batch = 1, .n = nmax, .k = (int64_t)1 << lk, .algo = TOPK_ALGO_DRTOPK_RADIX};
+        topk_drtopk_stats st;
+        if ((s = workload(&p, d_in, d_v, d_i, &st)) != TOPK_SUCCESS) return fail(s, "workload");
+        printf("| 2^%d | 2^%d | %d | %.3g | %.3g | %.3g | %.3f |\n", max_log, lk, st.alpha,
+               (double)st.delegate_size / (double)p.n, (double)st.concat_size / (double)p.n,
+               (double)(st.delegate_size + st.concat_size) / (double)p.n, st.ms_total);
+      }
+      printf("\n");
+    }
+
+    if ((all || strcmp(section, "sweep") == 0) && di == 0) {
+      printf("## Rule 4 against an alpha sweep (UD, f32, drtopk_radix; median ms)\n\n");
+      printf("| n | k | best alpha | best ms | Rule-4 alpha | Rule-4 ms | Rule-4 / best | times for alpha 5..20 |\n");
+      printf("| --- | --- | --- | --- | --- | --- | --- | --- |\n");
+      for (int ln = 24; ln <= max_log; ln += 2) {
+        for (int lk = 0; lk <= 16; lk += 4) {
+          topk_problem p = {.batch = 1, .n = (int64_t)1 << ln, .k = (int64_t)1 << lk, .algo = TOPK_ALGO_DRTOPK_RADIX};
+          float best = -1.0f;
+          int best_a = 0;
+          char line[1024];
+          size_t used = 0;
+          line[0] = 0;
+          for (int a = 5; a <= 20 && a < ln; ++a) {
+            set_alpha(a);
+            const float t = time_select(&p, d_in, d_v, d_i);
+            used += (size_t)snprintf(line + used, sizeof line - used, "%s%d:%.3f", a > 5 ? " " : "", a, t);
+            if (t > 0 && (best < 0 || t < best)) {
+              best = t;
+              best_a = a;
+            }
+          }
+          set_alpha(0);
+          const int ra = topk_drtopk_rule4_alpha(p.n, p.k);
+          const float rt = time_select(&p, d_in, d_v, d_i);
+          printf("| 2^%d | 2^%d | %d | %.3f | %d | %.3f | %.3f | %s |\n", ln, lk, best_a, best, ra, rt,
+                 best > 0 ? rt / best : -1.0, line);
+        }
+      }
+      printf("\n");
+    }
+
+    if ((all || strcmp(section, "beta") == 0) && di == 0) {
+      printf("## Beta (Rule 3) re-measured (UD, f32, drtopk_radix, n = 2^%d, Rule-4 alpha; median ms)\n\n", max_log);
+      printf("| k | beta 1 | beta 2 | beta 3 | beta 4 |\n| --- | --- | --- | --- | --- |\n");
+      set_alpha(0);
+      for (int lk = 0; lk <= 16; lk += 4) {
+        topk_problem p = {.batch = 1, .n = nmax, .k = (int64_t)1 << lk, .algo = TOPK_ALGO_DRTOPK_RADIX};
+        printf("| 2^%d |", lk);
+        for (int beta = 1; beta <= 4; ++beta) {
+          char bb[8];
+          snprintf(bb, sizeof bb, "%d", beta);
+          setenv("TOPK_DRTOPK_BETA", bb, 1);
+          printf(" %.3f |", time_select(&p, d_in, d_v, d_i));
+        }
+        printf("\n");
+      }
+      unsetenv("TOPK_DRTOPK_BETA");
+      printf("\n");
+    }
+
+    if ((all || strcmp(section, "bw") == 0) && di == 0) {
+      double bw = 0;
+      if ((s = topk_measure_read_bandwidth(&bw)) != TOPK_SUCCESS) return fail(s, "read bandwidth");
+      printf("## Delegate construction alone (UD, f32, n = 2^%d, k = 1024; read bandwidth %.0f GB/s)\n\n", max_log,
+             bw / 1e9);
+      printf("| kernel | alpha | beta | ms | GB/s | %% of read bandwidth |\n| --- | --- | --- | --- | --- | --- |\n");
+      static const char* const builds[2] = {"smem", "warp"};
+      for (int b = 0; b < 2; ++b)
+        for (int beta = 1; beta <= 2; ++beta)
+          for (int a = 5; a <= (b == 0 ? 6 : 16); ++a) {
+            setenv("TOPK_DRTOPK_BUILD", builds[b], 1);
+            char bb[8];
+            snprintf(bb, sizeof bb, "%d", beta);
+            setenv("TOPK_DRTOPK_BETA", bb, 1);
+            set_alpha(a);
+            topk_problem p = {.batch = 1, .n = nmax, .k = 1024, .algo = TOPK_ALGO_DRTOPK_RADIX};
+            topk_drtopk_stats st;
+            if ((s = workload(&p, d_in, d_v, d_i, &st)) != TOPK_SUCCESS) return fail(s, "workload");
+            const double gbs = (double)nmax * 4.0 / (st.ms_delegates * 1e-3) / 1e9;
+            printf("| %s | %d | %d | %.3f | %.0f | %.1f |\n", st.build_smem ? "shared memory" : "warp-centric", a,
+                   beta, st.ms_delegates, gbs, 100.0 * gbs * 1e9 / bw);
+          }
+      unsetenv("TOPK_DRTOPK_BUILD");
+      unsetenv("TOPK_DRTOPK_BETA");
+      set_alpha(0);
+      printf("\n");
+    }
+  }
+  topk_device_free(d_in);
+  topk_device_free(d_v);
+  topk_device_free(d_i);
+  free(host);
+  return 0;
+}

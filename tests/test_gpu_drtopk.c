@@ -1,0 +1,397 @@
+/*
+ * test_gpu_drtopk.c: bitonic top-k, bucket select and the Dr. Top-k delegate layer
+ * over radix (AIR), bucket and bitonic (TOPK_ALGO_BITONIC, _BUCKET, _DRTOPK_RADIX,
+ * _DRTOPK_BUCKET, _DRTOPK_BITONIC) against the CPU reference, through the public
+ * API and tests/gpu_case.h (values bit-exact, the reference's index set unless
+ * TOPK_NONDETERMINISTIC, order when TOPK_SORTED, padding for short rows).
+ *
+ * The delegate layer's paths are forced through the environment
+ * (src/cuda/drtopk/drtopk.cu): TOPK_DRTOPK_ALPHA (subrange size 2^alpha: small
+ * alpha -> the shared-memory delegate kernel, large -> warp-centric, or the plain
+ * base when the capacity bound reaches the row length), TOPK_DRTOPK_BETA (1..4),
+ * TOPK_DRTOPK_BUILD=warp|smem. Rows shorter than k / beta subranges (variable rows)
+ * reach the "fewer than k delegates" threshold (Tc = 0: every element concatenated);
+ * f64/i64/u64 and huge alpha reach the plain-base fallback.
+ *
+ * Skips (exit 77) where no CUDA device is usable. Quick subset for compute-sanitizer:
+ *   compute-sanitizer --tool memcheck ./test_gpu_drtopk sanitizer_small
+ *   compute-sanitizer --tool racecheck ./test_gpu_drtopk sanitizer_small
+ */
+#define _POSIX_C_SOURCE 200809L /* setenv, unsetenv */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "gen.h"
+#include "gpu_case.h"
+#include "harness.h"
+#include "topk.h"
+
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static const topk_dtype all_dtypes[] = {TOPK_F32, TOPK_F16, TOPK_BF16, TOPK_F64,
+                                        TOPK_I32, TOPK_U32, TOPK_I64,  TOPK_U64};
+static const topk_algo all_algos[] = {TOPK_ALGO_BITONIC, TOPK_ALGO_BUCKET, TOPK_ALGO_DRTOPK_RADIX,
+                                      TOPK_ALGO_DRTOPK_BUCKET, TOPK_ALGO_DRTOPK_BITONIC};
+static const topk_algo dr_algos[] = {TOPK_ALGO_DRTOPK_RADIX, TOPK_ALGO_DRTOPK_BUCKET, TOPK_ALGO_DRTOPK_BITONIC};
+
+typedef struct dr_case {
+  topk_dtype     dtype;
+  int64_t        batch, n, k, ld;
+  unsigned       flags;
+  topk_index     index_type;
+  gen_opts       gen;
+  const int64_t* offsets;
+  const char*    alpha; /* TOPK_DRTOPK_ALPHA */
+  const char*    beta;  /* TOPK_DRTOPK_BETA */
+  const char*    build; /* TOPK_DRTOPK_BUILD */
+  int            lib_workspace;
+} dr_case;
+
+/* Whether the algorithm takes the problem (bitonic: k <= 1024; bucket: sorted k <= 2048). */
+static int algo_takes(topk_algo algo, const dr_case* d) {
+  const int bitonic = algo == TOPK_ALGO_BITONIC || algo == TOPK_ALGO_DRTOPK_BITONIC;
+  const int bucket = algo == TOPK_ALGO_BUCKET || algo == TOPK_ALGO_DRTOPK_BUCKET;
+  if (bitonic && d->k > 1024) return 0;
+  if (bucket && (d->flags & TOPK_SORTED) && d->k > 2048) return 0;
+  return 1;
+}
+
+static int run_one(topk_algo algo, const dr_case* d) {
+  const gpu_case c = {.algo = algo,
+                      .dtype = d->dtype,
+                      .batch = d->batch,
+                      .n = d->n,
+                      .k = d->k,
+                      .ld = d->ld,
+                      .flags = d->flags,
+                      .index_type = d->index_type,
+                      .gen = d->gen,
+                      .offsets = d->offsets,
+                      .env = {{"TOPK_DRTOPK_ALPHA", d->alpha},
+                              {"TOPK_DRTOPK_BETA", d->beta},
+                              {"TOPK_DRTOPK_BUILD", d->build}},
+                      .lib_workspace = d->lib_workspace};
+  return gpu_case_run(&c, test_seed());
+}
+
+/* Runs the case with every algorithm of the list that takes it; @return the number of failures. */
+static int run_list(const topk_algo* algos, int count, const dr_case* d) {
+  int fails = 0;
+  for (int a = 0; a < count; ++a)
+    if (algo_takes(algos[a], d) && run_one(algos[a], d) != 0) {
+      fprintf(stderr, "  ^ algo %s (alpha %s, beta %s, build %s)\n", topk_algo_name(algos[a]),
+              d->alpha ? d->alpha : "rule4", d->beta ? d->beta : "default", d->build ? d->build : "auto");
+      ++fails;
+    }
+  return fails;
+}
+
+#define RUN_ALL(...)                                                \
+  do {                                                              \
+    dr_case d_ = {__VA_ARGS__};                                     \
+    ASSERT_EQ_I64(run_list(all_algos, COUNT(all_algos), &d_), 0);   \
+  } while (0)
+#define RUN_DR(...)                                                 \
+  do {                                                              \
+    dr_case d_ = {__VA_ARGS__};                                     \
+    ASSERT_EQ_I64(run_list(dr_algos, COUNT(dr_algos), &d_), 0);     \
+  } while (0)
+
+/* ------------------------------------------------------------------ tests */
+
+/* Small and quick: every algorithm, both delegate kernels, beta 1 and 3, sorted, offsets. */
+TEST(sanitizer_small) {
+  GPU_SKIP_WITHOUT_DEVICE();
+  RUN_ALL(.dtype = TOPK_F32, .batch = 2, .n = 20000, .k = 100, .gen = {.dist = GEN_UNIFORM});
+  RUN_ALL(.dtype = TOPK_F32, .batch = 2, .n = 20000, .k = 100, .flags = TOPK_SORTED, .gen = {.dist = GEN_NORMAL},
+          .alpha = "5", .build = "smem");
+  RUN_DR(.dtype = TOPK_F16, .batch = 2, .n = 20000, .k = 300, .gen = {.dist = GEN_UNIFORM}, .alpha = "6",
+         .beta = "1", .build = "warp");
+  RUN_DR(.dtype = TOPK_F32, .batch = 1, .n = 30001, .k = 50, .flags = TOPK_SMALLEST | TOPK_SORTED,
+         .gen = {.dist = GEN_ALL_EQUAL}, .alpha = "8", .beta = "3");
+  static const int64_t off[] = {0, 0, 3, 40, 1040, 1040, 9000};
+  RUN_ALL(.dtype = TOPK_BF16, .batch = 6, .n = 9000, .k = 40, .gen = {.dist = GEN_NORMAL}, .offsets = off,
+          .alpha = "5");
+  return TEST_OK;
+}
+
+/* Every dtype, both directions, sorted and not; 64-bit keys take the plain base. */
+TEST(dtypes_directions) {
+  GPU_SKIP_WITHOUT_DEVICE();
+  static const unsigned flags[] = {0, TOPK_SMALLEST, TOPK_SORTED, TOPK_SMALLEST | TOPK_SORTED};
+  for (int d = 0; d < COUNT(all_dtypes); ++d)
+    for (int f = 0; f < COUNT(flags); ++f)
+      RUN_ALL(.dtype = all_dtypes[d], .batch = 3, .n = 50007, .k = 77, .flags = flags[f],
+              .gen = {.dist = GEN_NORMAL});
+  return TEST_OK;
+}
+
+/* Distributions: uniform, normal, radix-adversarial (8..24 equal bits), CD, all-equal,
+ * sorted, zipf (many duplicates at the k-th value), NaN/inf mixes. */
+TEST(distributions) {
+  GPU_SKIP_WITHOUT_DEVICE();
+  static const gen_dist dists[] = {GEN_UNIFORM, GEN_NORMAL, GEN_CD, GEN_ALL_EQUAL, GEN_SORTED_ASC,
+                                   GEN_SORTED_DESC, GEN_ZIPF};
+  static const topk_dtype dts[] = {TOPK_F32, TOPK_F16, TOPK_I32};
+  for (int t = 0; t < COUNT(dts); ++t) {
+    for (int g = 0; g < COUNT(dists); ++g) {
+      RUN_ALL(.dtype = dts[t], .batch = 2, .n = 100003, .k = 257, .gen = {.dist = dists[g], .row_length = 100003});
+      RUN_ALL(.dtype = dts[t], .batch = 2, .n = 100003, .k = 257, .flags = TOPK_SORTED | TOPK_SMALLEST,
+              .gen = {.dist = dists[g], .row_length = 100003});
+    }
+    static const int eq_bits[] = {8, 16, 20, 24};
+    for (int e = 0; e < COUNT(eq_bits); ++e)
+      RUN_ALL(.dtype = dts[t], .batch = 2, .n = 100003, .k = 257,
+              .gen = {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = eq_bits[e]});
+  }
+  RUN_ALL(.dtype = TOPK_F32, .batch = 2, .n = 100003, .k = 300,
+          .gen = {.dist = GEN_NORMAL, .nan_fraction = 0.001, .inf_fraction = 0.002});
+  RUN_ALL(.dtype = TOPK_F16, .batch = 2, .n = 100003, .k = 300, .flags = TOPK_SMALLEST | TOPK_SORTED,
+          .gen = {.dist = GEN_UNIFORM, .nan_fraction = 0.01, .inf_fraction = 0.01});
+  RUN_ALL(.dtype = TOPK_BF16, .batch = 1, .n = 100003, .k = 600,
+          .gen = {.dist = GEN_UNIFORM, .nan_fraction = 0.5, .inf_fraction = 0.2});
+  return TEST_OK;
+}
+
+/* k = 1, n - 1, n; small and larger rows. */
+TEST(k_extremes) {
+  GPU_SKIP_WITHOUT_DEVICE();
+  static const int64_t ns[] = {1, 2, 1000, 70001};
+  for (int i = 0; i < COUNT(ns); ++i) {
+    const int64_t n = ns[i];
+    const int64_t ks[] = {1, n > 1 ? n - 1 : 1, n};
+    for (int j = 0; j < 3; ++j) {
+      RUN_ALL(.dtype = TOPK_F32, .batch = 2, .n = n, .k = ks[j], .gen = {.dist = GEN_NORMAL});
+      RUN_ALL(.dtype = TOPK_F16, .batch = 2, .n = n, .k = ks[j], .flags = TOPK_SORTED, .gen = {.dist = GEN_ZIPF});
+    }
+  }
+  return TEST_OK;
+}
+
+TEST(index_types) {
+  GPU_SKIP_WITHOUT_DEVICE();
+  static const topk_index its[] = {TOPK_INDEX_I64, TOPK_INDEX_I32, TOPK_INDEX_NONE};
+  for (int i = 0; i < COUNT(its); ++i) {
+    RUN_ALL(.dtype = TOPK_F32, .batch = 3, .n = 40000, .k = 500, .index_type = its[i], .gen = {.dist = GEN_UNIFORM});
+    RUN_ALL(.dtype = TOPK_U32, .batch = 1, .n = 40000, .k = 33, .index_type = its[i], .flags = TOPK_SORTED,
+            .gen = {.dist = GEN_ZIPF});
+  }
+  return TEST_OK;
+}
+
+TEST(nondeterministic) {
+  GPU_SKIP_WITHOUT_DEVICE();
+  RUN_ALL(.dtype = TOPK_F16, .batch = 3, .n = 60000, .k = 1000, .flags = TOPK_NONDETERMINISTIC,
+          .gen = {.dist = GEN_ZIPF});
+  RUN_ALL(.dtype = TOPK_F32, .batch = 1, .n = 60000, .k = 100, .flags = TOPK_NONDETERMINISTIC | TOPK_SORTED,
+          .gen = {.dist = GEN_ALL_EQUAL});
+  return TEST_OK;
+}
+
+/* Batches, rows not a multiple of 16 bytes apart (scalar load paths), n not a power of two. */
+TEST(batches_and_strides) {
+  GPU_SKIP_WITHOUT_DEVICE();
+  RUN_ALL(.dtype = TOPK_F32, .batch = 1, .n = 123457, .k = 64, .gen = {.dist = GEN_UNIFORM});
+  RUN_ALL(.dtype = TOPK_F32, .batch = 17, .n = 12345, .k = 64, .gen = {.dist = GEN_NORMAL});
+  RUN_ALL(.dtype = TOPK_F32, .batch = 5, .n = 30000, .ld = 30001, .k = 100, .gen = {.dist = GEN_UNIFORM});
+  RUN_ALL(.dtype = TOPK_F16, .batch = 5, .n = 30000, .ld = 30003, .k = 100, .flags = TOPK_SORTED,
+          .gen = {.dist = GEN_NORMAL}, .alpha = "5");
+  RUN_ALL(.dtype = TOPK_BF16, .batch = 3, .n = 30000, .ld = 30007, .k = 100, .gen = {.dist = GEN_CD},
+          .alpha = "9", .build = "warp");
+  RUN_ALL(.dtype = TOPK_F32, .batch = 1500, .n = 3000, .k = 20, .gen = {.dist = GEN_UNIFORM}, .alpha = "5");
+  return TEST_OK;
+}
+
+/*
+ * Variable rows with the delegate layer forced small (alpha 6: S = 64): empty rows,
+ * rows shorter than k, shorter than one subrange, exactly one subrange, subrange
+ * edges +-1, rows with fewer than k delegates (Tc = 0), long rows; odd offsets
+ * (unaligned rows).
+ */
+TEST(variable_rows) {
+  GPU_SKIP_WITHOUT_DEVICE();
+  static const int64_t off[] = {0, 0, 1, 6, 69, 133, 197, 262, 1000, 1001, 3001, 60001, 60001, 200000};
+  const int64_t batch = COUNT(off) - 1, n = off[COUNT(off) - 1];
+  static const char* const alphas[] = {"5", "6", "7", "10"};
+  static const char* const betas[] = {"1", "2", "4"};
+  for (int a = 0; a < COUNT(alphas); ++a)
+    for (int b = 0; b < COUNT(betas); ++b) {
+      RUN_ALL(.dtype = TOPK_F32, .batch = batch, .n = n, .k = 20, .gen = {.dist = GEN_NORMAL}, .offsets = off,
+              .alpha = alphas[a], .beta = betas[b]);
+      RUN_DR(.dtype = TOPK_F16, .batch = batch, .n = n, .k = 64, .flags = TOPK_SORTED, .gen = {.dist = GEN_ZIPF},
+             .offsets = off, .alpha = alphas[a], .beta = betas[b]);
+    }
+  RUN_ALL(.dtype = TOPK_I32, .batch = batch, .n = n, .k = 700, .flags = TOPK_SMALLEST, .gen = {.dist = GEN_UNIFORM},
+          .offsets = off, .alpha = "5");
+  return TEST_OK;
+}
+
+/*
+ * Every delegate-layer path on one row: alpha from 5 (shared-memory kernel) to 14
+ * (warp-centric), beta 1..4, both kernels forced, on distributions that make many
+ * subranges full (sorted ascending: the best elements crowd the last subranges;
+ * all-equal: every delegate ties on value, only the index breaks it) or few.
+ */
+TEST(delegate_paths) {
+  GPU_SKIP_WITHOUT_DEVICE();
+  static const char* const alphas[] = {"5", "6", "8", "11"};
+  static const char* const betas[] = {"1", "2", "3", "4"};
+  static const gen_dist dists[] = {GEN_UNIFORM, GEN_SORTED_ASC, GEN_ALL_EQUAL, GEN_RADIX_ADVERSARIAL, GEN_ZIPF};
+  const int64_t n = ((int64_t)1 << 18) + 3;
+  for (int a = 0; a < COUNT(alphas); ++a)
+    for (int b = 0; b < COUNT(betas); ++b)
+      for (int g = 0; g < COUNT(dists); ++g)
+        RUN_DR(.dtype = TOPK_F32, .batch = 1, .n = n, .k = 100, .gen = {.dist = dists[g], .row_length = n},
+               .alpha = alphas[a], .beta = betas[b]);
+  /* large subranges (alpha 14: S = 16384) need a small k to stay below the row length */
+  for (int g = 0; g < COUNT(dists); ++g)
+    RUN_DR(.dtype = TOPK_F32, .batch = 1, .n = n, .k = 5, .flags = TOPK_SORTED, .gen = {.dist = dists[g], .row_length = n},
+           .alpha = "14", .beta = "1");
+  static const char* const builds[] = {"warp", "smem"};
+  for (int w = 0; w < 2; ++w) {
+    RUN_DR(.dtype = TOPK_F16, .batch = 2, .n = 300001, .k = 1000, .gen = {.dist = GEN_NORMAL}, .alpha = "5",
+           .build = builds[w]);
+    RUN_DR(.dtype = TOPK_U32, .batch = 2, .n = 300001, .k = 10, .flags = TOPK_SORTED | TOPK_SMALLEST,
+           .gen = {.dist = GEN_UNIFORM}, .alpha = "6", .build = builds[w]);
+  }
+  /* alpha so large that the bound reaches the row: the plain base */
+  RUN_DR(.dtype = TOPK_F32, .batch = 2, .n = 100000, .k = 100, .gen = {.dist = GEN_UNIFORM}, .alpha = "20");
+  return TEST_OK;
+}
+
+/* Larger problems (k up to 2^14; bitonic takes k <= 1024). */
+TEST(large_n) {
+  GPU_SKIP_WITHOUT_DEVICE();
+  const int64_t n = (int64_t)1 << 24;
+  RUN_ALL(.dtype = TOPK_F32, .batch = 1, .n = n, .k = 1000, .gen = {.dist = GEN_UNIFORM});
+  RUN_ALL(.dtype = TOPK_F32, .batch = 1, .n = n, .k = 16384, .flags = TOPK_SORTED, .gen = {.dist = GEN_NORMAL});
+  RUN_ALL(.dtype = TOPK_F32, .batch = 1, .n = n, .k = 1024, .gen = {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 20});
+  RUN_ALL(.dtype = TOPK_F32, .batch = 1, .n = n, .k = 1, .gen = {.dist = GEN_CD});
+  RUN_DR(.dtype = TOPK_BF16, .batch = 1, .n = (int64_t)1 << 22, .k = (int64_t)1 << 15, .gen = {.dist = GEN_ALL_EQUAL});
+  RUN_DR(.dtype = TOPK_F16, .batch = 4, .n = n / 4, .k = 3000, .flags = TOPK_SMALLEST, .gen = {.dist = GEN_NORMAL});
+  return TEST_OK;
+}
+
+TEST(library_workspace) {
+  GPU_SKIP_WITHOUT_DEVICE();
+  RUN_ALL(.dtype = TOPK_F32, .batch = 2, .n = 50000, .k = 64, .gen = {.dist = GEN_UNIFORM}, .lib_workspace = 1);
+  return TEST_OK;
+}
+
+/* Refusals come with TOPK_ERR_UNSUPPORTED (and a reason), never a wrong answer. */
+TEST(limits) {
+  GPU_SKIP_WITHOUT_DEVICE();
+  size_t bytes = 0;
+  topk_problem p = {.batch = 1, .n = 100000, .k = 1025, .algo = TOPK_ALGO_BITONIC, .backend = TOPK_BACKEND_CUDA};
+  ASSERT_STATUS(topk_workspace_size(&p, &bytes), TOPK_ERR_UNSUPPORTED);
+  p.algo = TOPK_ALGO_DRTOPK_BITONIC;
+  ASSERT_STATUS(topk_workspace_size(&p, &bytes), TOPK_ERR_UNSUPPORTED);
+  p.algo = TOPK_ALGO_BUCKET;
+  p.k = 4096;
+  p.flags = TOPK_SORTED;
+  ASSERT_STATUS(topk_workspace_size(&p, &bytes), TOPK_ERR_UNSUPPORTED);
+  p.flags = 0;
+  ASSERT_STATUS(topk_workspace_size(&p, &bytes), TOPK_SUCCESS);
+  ASSERT_TRUE(bytes > 0);
+  return TEST_OK;
+}
+
+/* Median ms of topk_select over 7 runs (after 2 warm-ups); < 0 on error. */
+static double time_select(const topk_problem* p, const void* d_in, void* d_v, void* d_i) {
+  size_t bytes = 0;
+  void* ws = NULL;
+  topk_event *e0 = NULL, *e1 = NULL;
+  double t[7], res = -1.0;
+  if (topk_workspace_size(p, &bytes) != TOPK_SUCCESS) return -1.0;
+  if (bytes && topk_device_malloc(&ws, bytes) != TOPK_SUCCESS) return -1.0;
+  if (topk_event_create(&e0) == TOPK_SUCCESS && topk_event_create(&e1) == TOPK_SUCCESS) {
+    int ok = 1;
+    for (int r = 0; r < 9 && ok; ++r) {
+      float ms = 0;
+      ok = topk_event_record(e0, NULL) == TOPK_SUCCESS && topk_select(p, d_in, d_v, d_i, ws, bytes, NULL) == TOPK_SUCCESS &&
+           topk_event_record(e1, NULL) == TOPK_SUCCESS && topk_event_elapsed_ms(e0, e1, &ms) == TOPK_SUCCESS;
+      if (r >= 2) t[r - 2] = ms;
+    }
+    if (ok) {
+      for (int i = 1; i < 7; ++i) /* insertion sort */
+        for (int j = i; j > 0 && t[j] < t[j - 1]; --j) {
+          const double x = t[j];
+          t[j] = t[j - 1];
+          t[j - 1] = x;
+        }
+      res = t[3];
+    }
+  }
+  topk_event_destroy(e0);
+  topk_event_destroy(e1);
+  topk_device_free(ws);
+  return res;
+}
+
+/*
+ * Rule 4 (paper 000 sec. 5.2): the alpha it chooses is within 10 % of the best alpha of
+ * a sweep (5..20), for n = 2^24..2^30 and k = 1..2^16 (uniform f32, drtopk_radix). A
+ * timing test on a 4 GB input: opt-in (TOPK_TEST_RULE4=1), skipped otherwise.
+ * bench/drtopk_workload prints the same sweep as a table.
+ */
+TEST(rule4_sweep) {
+  GPU_SKIP_WITHOUT_DEVICE();
+  const char* on = getenv("TOPK_TEST_RULE4");
+  if (!on || on[0] != '1') return TEST_SKIP;
+  const int64_t nmax = (int64_t)1 << 30;
+  float* host = (float*)malloc((size_t)nmax * sizeof(float));
+  void *d_in = NULL, *d_v = NULL, *d_i = NULL;
+  ASSERT_TRUE(host != NULL);
+  gen_opts g = {.dist = GEN_UNIFORM, .seed = test_seed()};
+  ASSERT_EQ_I64(gen_fill(host, TOPK_F32, nmax, &g), 0);
+  ASSERT_STATUS(topk_device_malloc(&d_in, (size_t)nmax * sizeof(float)), TOPK_SUCCESS);
+  ASSERT_STATUS(topk_device_malloc(&d_v, ((size_t)1 << 16) * sizeof(float)), TOPK_SUCCESS);
+  ASSERT_STATUS(topk_device_malloc(&d_i, ((size_t)1 << 16) * sizeof(int64_t)), TOPK_SUCCESS);
+  ASSERT_STATUS(topk_memcpy_to_device(d_in, host, (size_t)nmax * sizeof(float)), TOPK_SUCCESS);
+  free(host);
+  int bad = 0;
+  for (int ln = 24; ln <= 30; ln += 2)
+    for (int lk = 0; lk <= 16; lk += 4) {
+      topk_problem p = {.batch = 1, .n = (int64_t)1 << ln, .k = (int64_t)1 << lk, .algo = TOPK_ALGO_DRTOPK_RADIX,
+                        .backend = TOPK_BACKEND_CUDA};
+      double best = -1.0;
+      int best_a = 0;
+      for (int a = 5; a <= 20 && a < ln; ++a) {
+        char buf[8];
+        snprintf(buf, sizeof buf, "%d", a);
+        setenv("TOPK_DRTOPK_ALPHA", buf, 1);
+        const double t = time_select(&p, d_in, d_v, d_i);
+        if (t > 0 && (best < 0 || t < best)) {
+          best = t;
+          best_a = a;
+        }
+      }
+      unsetenv("TOPK_DRTOPK_ALPHA");
+      const double rule = time_select(&p, d_in, d_v, d_i);
+      const int ok = best > 0 && rule > 0 && rule <= 1.10 * best;
+      fprintf(stderr, "  n 2^%d k 2^%d: best alpha %d %.3f ms, Rule 4 %.3f ms (%.2fx)%s\n", ln, lk, best_a, best, rule,
+              best > 0 ? rule / best : -1.0, ok ? "" : "  <-- more than 10 % slower");
+      bad += !ok;
+    }
+  topk_device_free(d_in);
+  topk_device_free(d_v);
+  topk_device_free(d_i);
+  ASSERT_EQ_I64(bad, 0);
+  return TEST_OK;
+}
+
+#define LIST(X)            \
+  X(sanitizer_small)       \
+  X(dtypes_directions)     \
+  X(distributions)         \
+  X(k_extremes)            \
+  X(index_types)           \
+  X(nondeterministic)      \
+  X(batches_and_strides)   \
+  X(variable_rows)         \
+  X(delegate_paths)        \
+  X(large_n)               \
+  X(library_workspace)     \
+  X(limits)                \
+  X(rule4_sweep)
+TEST_MAIN(LIST)

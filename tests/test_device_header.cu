@@ -1,0 +1,316 @@
+/*
+ * test_device_header.cu: include/topk_device.cuh used as a user would.
+ *
+ *   knn_block   fused k-NN: one block (4 warps) per query computes squared L2
+ *               distances to all points in registers and feeds them to per-warp
+ *               selects (32-bit keys, CAP 128), merged with topk_block_select_merge;
+ *               k = 100 smallest, checked against a CPU sort by (distance, index).
+ *               Integer coordinates make every distance exact (no FMA rounding
+ *               differences with the CPU) and produce many ties, which must go to
+ *               the lower index.
+ *   knn_warp    the same with one warp per query, 64-bit keys (double distances),
+ *               CAP 1024 / k = 1000, and a point count below k (padding: index -1).
+ *   key_helpers topk_device_key_* on the device and the library's parameterised
+ *               transform (queue_select.h) on the host against src/common/keys.h,
+ *               for specials (+-0, +-inf, NaNs, extremes) and random bits
+ *               (the host half alone, without a device: test_queue_keys.cu).
+ *
+ * Exits 77 (skipped) when no CUDA device is usable.
+ */
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "topk_device.cuh"
+
+#include "common/keys.h"
+#include "cuda/queue_select/queue_select.h"
+#include "harness.h"
+
+enum { DIM = 8 };
+
+static int have_device(void) {
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
+/* One block of NWARPS warps per query; the block's result in out_idx / out_key [query][k]. */
+template <int NWARPS>
+__global__ void knn_block_kernel(const float* points, int n, const float* queries, int k, int32_t* out_idx,
+                                 uint32_t* out_key) {
+  __shared__ __align__(16) unsigned char smem[topk_block_select_smem_bytes<32, 128>(NWARPS)];
+  const float* q = queries + (size_t)blockIdx.x * DIM;
+  topk_warp_select<32, 128, 4> s;
+  topk_warp_select_init(s, k);
+  for (int base = 0; base < n; base += blockDim.x) { /* the same number of rounds for every thread */
+    const int i = base + (int)threadIdx.x;
+    float d = 0.f;
+    if (i < n) {
+      for (int c = 0; c < DIM; ++c) {
+        const float t = points[(size_t)i * DIM + c] - q[c];
+        d += t * t;
+      }
+    }
+    topk_warp_select_add(s, topk_device_key_f32(d, true), (uint32_t)i, i < n);
+  }
+  topk_warp_select_finish(s);
+  topk_block_select_merge(s, smem, NWARPS);
+  if (threadIdx.x < 32)
+    topk_warp_select_store(s, out_key + (size_t)blockIdx.x * k, out_idx + (size_t)blockIdx.x * k);
+}
+
+/* One warp per query, 64-bit keys. */
+__global__ void knn_warp_kernel(const float* points, int n, const float* queries, int k, int64_t* out_idx) {
+  const float* q = queries + (size_t)blockIdx.x * DIM;
+  topk_warp_select<64, 1024, 8> s;
+  topk_warp_select_init(s, k);
+  for (int base = 0; base < n; base += 32) {
+    const int i = base + (int)threadIdx.x;
+    double d = 0.0;
+    if (i < n) {
+      for (int c = 0; c < DIM; ++c) {
+        const double t = (double)points[(size_t)i * DIM + c] - (double)q[c];
+        d += t * t;
+      }
+    }
+    topk_warp_select_add(s, topk_device_key_f64(d, true), (uint32_t)i, i < n);
+  }
+  topk_warp_select_finish(s);
+  topk_warp_select_store(s, (uint64_t*)0, out_idx + (size_t)blockIdx.x * k);
+}
+
+/* keys[t][i]: the rank key of bits[i] under helper t (see key_helpers). */
+__global__ void key_kernel(const uint64_t* bits, int count, uint64_t* keys) {
+  for (int i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < count; i += (int)(gridDim.x * blockDim.x)) {
+    const uint64_t b = bits[i];
+    for (int s = 0; s < 2; ++s) {
+      uint64_t* o = keys + (size_t)s * 8 * count;
+      float f;
+      uint32_t b32 = (uint32_t)b;
+      memcpy(&f, &b32, 4);
+      double g;
+      memcpy(&g, &b, 8);
+      o[0 * count + i] = topk_device_key_f32(f, s != 0);
+      o[1 * count + i] = topk_device_key_f16_bits((uint16_t)b, s != 0);
+      o[2 * count + i] = topk_device_key_bf16_bits((uint16_t)b, s != 0);
+      o[3 * count + i] = topk_device_key_f64(g, s != 0);
+      o[4 * count + i] = topk_device_key_i32((int32_t)b32, s != 0);
+      o[5 * count + i] = topk_device_key_u32(b32, s != 0);
+      o[6 * count + i] = topk_device_key_i64((int64_t)b, s != 0);
+      o[7 * count + i] = topk_device_key_u64(b, s != 0);
+    }
+  }
+}
+/* The dtype of each helper row of key_kernel. */
+static const topk_dtype helper_dtypes[8] = {TOPK_F32, TOPK_F16, TOPK_BF16, TOPK_F64,
+                                            TOPK_I32, TOPK_U32, TOPK_I64,  TOPK_U64};
+
+static uint64_t rng_state;
+static uint64_t rng(void) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return rng_state;
+}
+
+/* Integer coordinates in [-20, 20]: exact squared distances, many ties. */
+static void fill_coords(float* x, size_t count) {
+  for (size_t i = 0; i < count; ++i) x[i] = (float)((int)(rng() % 41) - 20);
+}
+
+typedef struct ref_item {
+  double  d;
+  int64_t i;
+} ref_item;
+static int ref_cmp(const void* a, const void* b) {
+  const ref_item* x = (const ref_item*)a;
+  const ref_item* y = (const ref_item*)b;
+  if (x->d != y->d) return x->d < y->d ? -1 : 1;
+  return x->i < y->i ? -1 : (x->i > y->i);
+}
+
+/* The k nearest points of query q by (distance, index); distances exact in float and double. */
+static void reference(const float* pts, int n, const float* q, ref_item* items) {
+  for (int i = 0; i < n; ++i) {
+    double d = 0.0;
+    for (int c = 0; c < DIM; ++c) {
+      const double t = (double)pts[(size_t)i * DIM + c] - (double)q[c];
+      d += t * t;
+    }
+    items[i].d = d;
+    items[i].i = i;
+  }
+  qsort(items, (size_t)n, sizeof *items, ref_cmp);
+}
+
+static int sync_ok(void) {
+  cudaError_t e = cudaDeviceSynchronize();
+  if (e == cudaSuccess) e = cudaGetLastError();
+  if (e != cudaSuccess) fprintf(stderr, "CUDA error: %s\n", cudaGetErrorString(e));
+  return e == cudaSuccess;
+}
+
+TEST(knn_block) {
+  if (!have_device()) return TEST_SKIP;
+  const int n = 20000, nq = 37, k = 100;
+  rng_state = test_seed() | 1;
+  float* pts = (float*)malloc(sizeof(float) * n * DIM);
+  float* qs = (float*)malloc(sizeof(float) * nq * DIM);
+  int32_t* idx = (int32_t*)malloc(sizeof(int32_t) * nq * k);
+  uint32_t* key = (uint32_t*)malloc(sizeof(uint32_t) * nq * k);
+  ref_item* items = (ref_item*)malloc(sizeof(ref_item) * n);
+  fill_coords(pts, (size_t)n * DIM);
+  fill_coords(qs, (size_t)nq * DIM);
+  float *d_pts, *d_qs;
+  int32_t* d_idx;
+  uint32_t* d_key;
+  cudaMalloc(&d_pts, sizeof(float) * n * DIM);
+  cudaMalloc(&d_qs, sizeof(float) * nq * DIM);
+  cudaMalloc(&d_idx, sizeof(int32_t) * nq * k);
+  cudaMalloc(&d_key, sizeof(uint32_t) * nq * k);
+  cudaMemcpy(d_pts, pts, sizeof(float) * n * DIM, cudaMemcpyHostToDevice);
+  cudaMemcpy(d_qs, qs, sizeof(float) * nq * DIM, cudaMemcpyHostToDevice);
+  cudaMemset(d_idx, 0xA5, sizeof(int32_t) * nq * k);
+  knn_block_kernel<4><<<nq, 128>>>(d_pts, n, d_qs, k, d_idx, d_key);
+  ASSERT_TRUE(sync_ok());
+  cudaMemcpy(idx, d_idx, sizeof(int32_t) * nq * k, cudaMemcpyDeviceToHost);
+  cudaMemcpy(key, d_key, sizeof(uint32_t) * nq * k, cudaMemcpyDeviceToHost);
+  int bad = 0;
+  for (int q = 0; q < nq && !bad; ++q) {
+    reference(pts, n, qs + (size_t)q * DIM, items);
+    for (int j = 0; j < k; ++j) {
+      const float df = (float)items[j].d;
+      uint32_t fb;
+      memcpy(&fb, &df, 4);
+      const uint32_t want_key = (uint32_t)topk_rank_key(fb, TOPK_F32, 1);
+      if (idx[q * k + j] != items[j].i || key[q * k + j] != want_key) {
+        fprintf(stderr, "knn_block: query %d slot %d: index %d key 0x%08x, want %lld key 0x%08x\n", q, j,
+                idx[q * k + j], key[q * k + j], (long long)items[j].i, want_key);
+        bad = 1;
+        break;
+      }
+    }
+  }
+  cudaFree(d_pts);
+  cudaFree(d_qs);
+  cudaFree(d_idx);
+  cudaFree(d_key);
+  free(pts);
+  free(qs);
+  free(idx);
+  free(key);
+  free(items);
+  ASSERT_EQ_I64(bad, 0);
+  return TEST_OK;
+}
+
+TEST(knn_warp) {
+  if (!have_device()) return TEST_SKIP;
+  static const int ns[] = {5000, 999, 40}; /* 40 < k: padding */
+  const int nq = 9, k = 1000;
+  int bad = 0;
+  rng_state = test_seed() * 3 + 1;
+  for (int t = 0; t < 3 && !bad; ++t) {
+    const int n = ns[t];
+    float* pts = (float*)malloc(sizeof(float) * n * DIM);
+    float* qs = (float*)malloc(sizeof(float) * nq * DIM);
+    int64_t* idx = (int64_t*)malloc(sizeof(int64_t) * nq * k);
+    ref_item* items = (ref_item*)malloc(sizeof(ref_item) * n);
+    fill_coords(pts, (size_t)n * DIM);
+    fill_coords(qs, (size_t)nq * DIM);
+    float *d_pts, *d_qs;
+    int64_t* d_idx;
+    cudaMalloc(&d_pts, sizeof(float) * n * DIM);
+    cudaMalloc(&d_qs, sizeof(float) * nq * DIM);
+    cudaMalloc(&d_idx, sizeof(int64_t) * nq * k);
+    cudaMemcpy(d_pts, pts, sizeof(float) * n * DIM, cudaMemcpyHostToDevice);
+    cudaMemcpy(d_qs, qs, sizeof(float) * nq * DIM, cudaMemcpyHostToDevice);
+    cudaMemset(d_idx, 0xA5, sizeof(int64_t) * nq * k);
+    knn_warp_kernel<<<nq, 32>>>(d_pts, n, d_qs, k, d_idx);
+    if (!sync_ok()) bad = 1;
+    cudaMemcpy(idx, d_idx, sizeof(int64_t) * nq * k, cudaMemcpyDeviceToHost);
+    for (int q = 0; q < nq && !bad; ++q) {
+      reference(pts, n, qs + (size_t)q * DIM, items);
+      for (int j = 0; j < k; ++j) {
+        const int64_t want = j < n ? items[j].i : -1;
+        if (idx[(size_t)q * k + j] != want) {
+          fprintf(stderr, "knn_warp: n %d query %d slot %d: index %lld, want %lld\n", n, q, j,
+                  (long long)idx[(size_t)q * k + j], (long long)want);
+          bad = 1;
+          break;
+        }
+      }
+    }
+    cudaFree(d_pts);
+    cudaFree(d_qs);
+    cudaFree(d_idx);
+    free(pts);
+    free(qs);
+    free(idx);
+    free(items);
+  }
+  ASSERT_EQ_I64(bad, 0);
+  return TEST_OK;
+}
+
+TEST(key_helpers) {
+  static const uint64_t specials[] = {
+      0x0ull,          0x8000ull,         0x7C00ull,        0xFC00ull,         0x7E00ull,          0xFE01ull,
+      0x7F80ull,       0xFF80ull,         0x7FC0ull,        0xFFC1ull,         0x3C00ull,          0xBC00ull,
+      0x80000000ull,   0x7F800000ull,     0xFF800000ull,    0x7FC00000ull,     0xFFC00001ull,      0x3F800000ull,
+      0xBF800000ull,   0x7FFFFFFFull,     0xFFFFFFFFull,    0x00000001ull,     0x80000001ull,      0x8000000000000000ull,
+      0x7FF0000000000000ull, 0xFFF0000000000000ull, 0x7FF8000000000000ull, 0xFFF8000000000001ull,
+      0x3FF0000000000000ull, 0xBFF0000000000000ull, 0x7FFFFFFFFFFFFFFFull, 0xFFFFFFFFFFFFFFFFull, 0x1ull};
+  enum { RANDOM = 4096 };
+  const int count = (int)(sizeof specials / sizeof specials[0]) + RANDOM;
+  if (!have_device()) return TEST_SKIP;
+  rng_state = test_seed() * 7 + 5;
+  uint64_t* bits = (uint64_t*)malloc(sizeof(uint64_t) * count);
+  uint64_t* keys = (uint64_t*)malloc(sizeof(uint64_t) * 16 * count);
+  for (int i = 0; i < count; ++i) bits[i] = i < (int)(sizeof specials / sizeof specials[0]) ? specials[i] : rng();
+  uint64_t *d_bits, *d_keys;
+  cudaMalloc(&d_bits, sizeof(uint64_t) * count);
+  cudaMalloc(&d_keys, sizeof(uint64_t) * 16 * count);
+  cudaMemcpy(d_bits, bits, sizeof(uint64_t) * count, cudaMemcpyHostToDevice);
+  key_kernel<<<8, 256>>>(d_bits, count, d_keys);
+  const int ok = sync_ok();
+  cudaMemcpy(keys, d_keys, sizeof(uint64_t) * 16 * count, cudaMemcpyDeviceToHost);
+  int bad = !ok;
+  for (int s = 0; s < 2 && !bad; ++s)
+    for (int t = 0; t < 8 && !bad; ++t)
+      for (int i = 0; i < count; ++i) {
+        const topk_dtype dt = helper_dtypes[t];
+        const uint64_t b = bits[i] & topk_key_mask(dt);
+        const uint64_t want = topk_rank_key(b, dt, s);
+        /* the library's parameterised transform, on the host */
+        const topk_dq_key_params kp = qs_key_params(dt, s);
+        uint64_t lib;
+        switch (topk_key_bits(dt)) {
+          case 16: lib = topk_dq_rank_key<uint16_t>((uint16_t)b, kp); break;
+          case 32: lib = topk_dq_rank_key<uint32_t>((uint32_t)b, kp); break;
+          default: lib = topk_dq_rank_key<uint64_t>(b, kp); break;
+        }
+        const uint64_t dev = keys[((size_t)s * 8 + t) * count + i];
+        if (dev != want || lib != want) {
+          fprintf(stderr, "key_helpers: %s smallest=%d bits 0x%llx: device 0x%llx, library 0x%llx, want 0x%llx\n",
+                  topk_dtype_name(dt), s, (unsigned long long)b, (unsigned long long)dev, (unsigned long long)lib,
+                  (unsigned long long)want);
+          bad = 1;
+          break;
+        }
+      }
+  cudaFree(d_bits);
+  cudaFree(d_keys);
+  free(bits);
+  free(keys);
+  ASSERT_EQ_I64(bad, 0);
+  return TEST_OK;
+}
+
+#define TEST_LIST(X) \
+  X(key_helpers)     \
+  X(knn_block)       \
+  X(knn_warp)
+TEST_MAIN(TEST_LIST)

@@ -96,6 +96,10 @@ extern const topk_algo_ops topk_algo_cpu_reference; /* src/cpu/reference.c (TOPK
 extern const topk_algo_ops topk_algo_cpu_select;    /* src/cpu/select.c */
 extern const topk_algo_ops topk_algo_cuda_sort;     /* src/cuda/sort_baseline/sort.cu */
 extern const topk_algo_ops topk_algo_air_radix;     /* src/cuda/air_radix/air_radix.cu */
+extern const topk_algo_ops topk_algo_warp_select, topk_algo_block_select, topk_algo_grid_select; /* src/cuda/queue_select/ */
+extern const topk_algo_ops topk_algo_rtopk;         /* src/cuda/rtopk/rtopk.cu */
+extern const topk_algo_ops topk_algo_bitonic, topk_algo_bucket; /* src/cuda/bitonic/, src/cuda/bucket/ */
+extern const topk_algo_ops topk_algo_drtopk_radix, topk_algo_drtopk_bucket, topk_algo_drtopk_bitonic; /* src/cuda/drtopk/ */
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,9 @@ static const topk_algo_ops* const all_[] = {
 #ifdef TOPK_WITH_CUDA
     &topk_algo_cuda_sort,
     &topk_algo_air_radix,
+    &topk_algo_bitonic, &topk_algo_bucket, &topk_algo_drtopk_radix, &topk_algo_drtopk_bucket, &topk_algo_drtopk_bitonic,
+    &topk_algo_warp_select, &topk_algo_block_select, &topk_algo_grid_select,
+    &topk_algo_rtopk,
 #endif
 };
 

@@ -317,6 +317,7 @@ class TopkProblem(ctypes.Structure):
         ("flags", ctypes.c_uint),
         ("algo", ctypes.c_int),
         ("backend", ctypes.c_int),
+        ("max_iter", ctypes.c_int32),  # 0: exact (a missing field here reads garbage in C)
     ]
 
 

@@ -6,7 +6,8 @@
 #   short summary table last.
 # Environment: BUILD (build dir, default build), OUT (where logs and CSVs go, default
 # ./gpu-check-out), REBUILD=1 (rebuild even if a build exists), SUITE (default quick),
-# STEPS (space-separated subset of: build tests sanitizer info bench peers; default all).
+# STEPS (space-separated subset of: build tests sanitizer info bench peers; default all),
+# SANITIZERS (compute-sanitizer tools, default "memcheck racecheck initcheck").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -66,7 +67,7 @@ if want tests; then
 fi
 
 if want sanitizer; then
-  for tool in memcheck racecheck initcheck; do
+  for tool in ${SANITIZERS:-memcheck racecheck initcheck}; do
     ok=ok; detail=""
     for t in "$BUILD"/tests/test_gpu_*; do
       name=$(basename "$t")

@@ -2,32 +2,52 @@
  * choose.c: the algorithm TOPK_ALGO_AUTO runs.
  *
  * CPU: the threaded radix selection (cpu_select), which handles every problem.
- * CUDA: AIR Top-K wherever it supports the problem, except one measured corner, else
- * sort-and-choose. The measurements (H100, `topk bench`, bench/results/):
- *   - h100_quick.csv: AIR faster than sort in all 17 cases (1.05x to 28x);
- *   - h100_figk.csv, h100_fign.csv (batch 1, f32, n 2^12..2^28, k 8..2^19): AIR faster or
- *     equal in all 45 cases (1.00x to 4.9x);
- *   - h100_llm.csv (96 cases): AIR faster in 79; sort faster in all 12 cases of bf16 at
- *     batch 1 (n 32000..262144: sort 0.041-0.047 ms, AIR 0.070-0.083 ms: AIR's fixed cost
- *     of several launches dominates such small inputs), and by 1-14 % in 5 more (f32 batch 1
- *     k = 1024; bf16 16 and 64 rows of 32000, k = 1024), left to AIR.
- * So 16-bit keys in one row of at most 2^18 elements go to sort: the measured range, no
- * further. The measured table over every family replaces these rules once more GPU
- * families are built (issue: TOPK_ALGO_AUTO).
+ * CUDA: rules, each backed by a measurement on the H100 (`topk bench`, bench/results/) and
+ * applied only inside the range that was measured; elsewhere AIR Top-K, which supports
+ * every problem. A generated table over every family replaces these rules in the AUTO
+ * issue. In order:
+ *   1. max_iter > 0 (RTop-K early stopping requested): rtopk where it supports the shape,
+ *      else the exact result, which the approximate contract allows.
+ *   2. one row, keys of at most 32 bits, n >= 2^24, k <= 2^15: drtopk_radix.
+ *      h100_targets_single.csv (n = 2^30, k 1..2^15, uniform/normal/radix-adversarial):
+ *      1.5-2.7 ms against AIR's 8.8-17.2 ms; bench/results/md/h100_drtopk_ratio.md (n 2^24..2^28):
+ *      0.13-0.79 ms, below AIR's times for those sizes.
+ *   3. 2^16..2^20 rows of 64..1024 elements, k <= 128: rtopk. h100_targets_rowwise.csv,
+ *      h100_targets_moe.csv: 1.4-3.5x faster than AIR in all 15 cases.
+ *   4. 10^4 rows or more of 1000..128000 elements, k <= 1000: warp_select.
+ *      h100_targets_faiss.csv: 1.3-4.9x faster than AIR in all 4 cases (k = 2048, the dsa
+ *      shape, stays with AIR: h100_targets_dsa.csv, 6.3 ms against 23.5 ms).
+ *   5. 16-bit keys in one row of at most 2^18 elements: sort (h100_llm.csv: sort 0.041-0.047 ms,
+ *      AIR 0.070-0.083 ms in all 12 such cases; AIR's fixed cost dominates such small inputs).
+ *   6. otherwise AIR Top-K, else sort.
  */
 #include "algo.h"
 #include "common/keys.h"
 
+/* The entry for algo on CUDA if it is built and supports p, else NULL. */
+static const topk_algo_ops* if_supported(topk_algo algo, const topk_problem* p, const topk_device_info* dev) {
+  const topk_algo_ops* ops = topk_algo_find(TOPK_BACKEND_CUDA, algo);
+  char why[8];
+  return ops && ops->supports(p, dev, why, sizeof why) ? ops : 0;
+}
+
 const topk_algo_ops* topk_choose(const topk_problem* p, topk_backend backend, const topk_device_info* dev) {
   if (backend == TOPK_BACKEND_CPU) return &topk_algo_cpu_select;
-  char why[8];
-  /* max_iter > 0 asks for RTop-K's early stopping: its algorithm where it supports the shape;
-   * elsewhere the exact result (which the approximate contract allows). */
-  const topk_algo_ops* rtopk = topk_algo_find(TOPK_BACKEND_CUDA, TOPK_ALGO_RTOPK);
-  if (p->max_iter > 0 && rtopk && rtopk->supports(p, dev, why, sizeof why)) return rtopk;
+  const topk_algo_ops* ops = 0;
+  const int key_bits = topk_key_bits(p->dtype);
+  const int uniform_rows = p->row_offsets == 0;
+  if (p->max_iter > 0 && (ops = if_supported(TOPK_ALGO_RTOPK, p, dev))) return ops;
+  if (p->batch == 1 && uniform_rows && key_bits <= 32 && p->n >= ((int64_t)1 << 24) && p->k <= ((int64_t)1 << 15) &&
+      (ops = if_supported(TOPK_ALGO_DRTOPK_RADIX, p, dev)))
+    return ops;
+  if (uniform_rows && p->batch >= ((int64_t)1 << 16) && p->batch <= ((int64_t)1 << 20) && p->n >= 64 && p->n <= 1024 && p->k <= 128 &&
+      (ops = if_supported(TOPK_ALGO_RTOPK, p, dev)))
+    return ops;
+  if (uniform_rows && p->batch >= 10000 && p->n >= 1000 && p->n <= 128000 && p->k <= 1000 &&
+      (ops = if_supported(TOPK_ALGO_WARP_SELECT, p, dev)))
+    return ops;
   const topk_algo_ops* sort = topk_algo_find(TOPK_BACKEND_CUDA, TOPK_ALGO_SORT);
-  if (topk_key_bits(p->dtype) == 16 && p->batch == 1 && !p->row_offsets && p->n <= (1 << 18)) return sort;
-  const topk_algo_ops* air = topk_algo_find(TOPK_BACKEND_CUDA, TOPK_ALGO_AIR_RADIX);
-  if (air && air->supports(p, dev, why, sizeof why)) return air;
+  if (key_bits == 16 && p->batch == 1 && uniform_rows && p->n <= (1 << 18)) return sort;
+  if ((ops = if_supported(TOPK_ALGO_AIR_RADIX, p, dev))) return ops;
   return sort;
 }

@@ -8,7 +8,7 @@
  * multiset, the reference's index set unless TOPK_NONDETERMINISTIC, order when
  * TOPK_SORTED, padding for rows shorter than k.
  *
- * Every path of the implementation is covered: TOPK_AIR_PATH=one|multi|fused
+ * Every path of the implementation is covered: TOPK_AIR_PATH=one|multi|fused|cluster
  * forces one (air_radix.cu); without it the shape decides. TOPK_AIR_ALPHA changes the
  * buffering threshold, to reach both "always buffer" and "never buffer".
  *
@@ -63,8 +63,8 @@ static int run_case(const air_case* a) {
     ASSERT_EQ_I64(run_case(&c_), 0);                    \
   } while (0)
 
-/* The three paths; "one" serves short rows (the tests give it short rows). */
-static const char* const paths[] = {"multi", "one", "fused"};
+/* The four paths; "one" serves short rows (the tests give it short rows). */
+static const char* const paths[] = {"multi", "one", "fused", "cluster"};
 #define NPATHS COUNT(paths)
 
 /* ------------------------------------------------------------------ tests */
@@ -91,6 +91,10 @@ TEST(sanitizer_small) {
       .path = "fused", .alpha = "4");
   RUN(.dtype = TOPK_F16, .batch = 2, .n = 20000, .k = 300, .gen = {.dist = GEN_UNIFORM}, .path = "fused", .alpha = "4");
   RUN(.dtype = TOPK_BF16, .batch = 6, .n = 3000, .k = 40, .gen = {.dist = GEN_NORMAL}, .offsets = off, .path = "fused");
+  /* the cluster path: 1 and 4 blocks per row, ties across blocks */
+  RUN(.dtype = TOPK_F32, .batch = 2, .n = 20000, .k = 100, .gen = {.dist = GEN_ZIPF}, .path = "cluster");
+  RUN(.dtype = TOPK_BF16, .batch = 2, .n = 180000, .k = 300, .flags = TOPK_SORTED, .gen = {.dist = GEN_ALL_EQUAL},
+      .path = "cluster");
   /* the race_one_block shape once, so that racecheck covers the one-block kernel on it */
   RUN(.dtype = TOPK_BF16, .batch = 56, .n = 2067, .k = 1795, .index_type = TOPK_INDEX_I64,
       .gen = {.dist = GEN_NORMAL, .nan_fraction = 0.1, .inf_fraction = 0.1}, .path = "one");
@@ -370,6 +374,45 @@ TEST(block_sort) {
   return TEST_OK;
 }
 
+/*
+ * The cluster path at every cluster size: f32 rows staged in 1, 2, 4 and 8 blocks of at most
+ * 96 KB, and 8 blocks of up to 192 KB; ties spread over several blocks (all-equal, zipf,
+ * radix-adversarial), k = 1, n - 1, n, both directions, sorted (CUB after the kernel).
+ */
+TEST(cluster_shapes) {
+  static const int64_t ns[] = {20000, 40000, 90000, 150000, 300000};
+  static const gen_opts dists[] = {
+      {.dist = GEN_UNIFORM},
+      {.dist = GEN_ALL_EQUAL},
+      {.dist = GEN_ZIPF},
+      {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 24},
+      {.dist = GEN_NORMAL, .nan_fraction = 0.2, .inf_fraction = 0.2},
+  };
+  SKIP_WITHOUT_GPU();
+  for (int ni = 0; ni < COUNT(ns); ++ni)
+    for (int g = 0; g < COUNT(dists); ++g) {
+      const int64_t n = ns[ni];
+      const int64_t ks[] = {1, 777, n - 1, n};
+      for (int ki = 0; ki < COUNT(ks); ++ki) {
+        const unsigned flags = ((ni + g + ki) & 1 ? TOPK_SMALLEST : 0u) | ((g + ki) & 2 ? TOPK_SORTED : 0u);
+        RUN(.dtype = TOPK_F32, .batch = 3, .n = n, .k = ks[ki], .flags = flags, .gen = dists[g], .path = "cluster");
+      }
+    }
+  /* other widths, index types, a row stride that misaligns the rows, many rows */
+  static const topk_dtype dts[] = {TOPK_BF16, TOPK_F16, TOPK_F64, TOPK_U64, TOPK_I32};
+  for (int d = 0; d < COUNT(dts); ++d) {
+    RUN(.dtype = dts[d], .batch = 2, .n = 100000, .k = 5000, .flags = TOPK_SORTED, .index_type = TOPK_INDEX_I32,
+        .gen = {.dist = GEN_ZIPF}, .path = "cluster");
+    RUN(.dtype = dts[d], .batch = 2, .n = 100000, .k = 3, .index_type = TOPK_INDEX_NONE, .gen = {.dist = GEN_NORMAL},
+        .path = "cluster");
+  }
+  RUN(.dtype = TOPK_BF16, .batch = 4, .n = 393216, .k = 1024, .gen = {.dist = GEN_NORMAL}, .path = "cluster");
+  RUN(.dtype = TOPK_F32, .batch = 3, .n = 50001, .ld = 50007, .k = 100, .gen = {.dist = GEN_UNIFORM}, .path = "cluster");
+  RUN(.dtype = TOPK_F32, .batch = 2000, .n = 16000, .k = 100, .flags = TOPK_SORTED, .gen = {.dist = GEN_NORMAL});
+  RUN(.dtype = TOPK_F32, .batch = 2000, .n = 16000, .k = 1000, .gen = {.dist = GEN_UNIFORM});
+  return TEST_OK;
+}
+
 /* Large single rows: the whole GPU on one row. */
 TEST(large_n) {
   SKIP_WITHOUT_GPU();
@@ -397,5 +440,6 @@ TEST(large_n) {
   X(alpha_extremes)       \
   X(library_workspace)    \
   X(block_sort)           \
+  X(cluster_shapes)       \
   X(large_n)
 TEST_MAIN(LIST)

@@ -93,6 +93,9 @@ static const int64_t AIR_CHUNK_ROWS = 1024;    /* rows per MULTI launch (histogr
 static const int AIR_BLOCKS_PER_SM = 4;        /* MULTI grid target */
 static const int64_t AIR_MIN_TILES = 4;        /* MULTI: tiles (4096 / 2048 elements) per block at least */
 static const int64_t AIR_STAGE_BYTES = 32768;  /* ONE-BLOCK: row staged in shared memory up to this */
+/* CLUSTER: bytes staged per block (two blocks per SM), or up to the larger size with 8 blocks */
+static const int64_t AIR_CLUSTER_SLICE_BYTES = 96 * 1024;
+static const int64_t AIR_CLUSTER_MAX_SLICE_BYTES = 192 * 1024;
 /* ONE-BLOCK sorted: the k results are sorted in the kernel (no CUB sort, no workspace) when
  * the next power of two m >= k is at most AIR_BLOCK_SORT_MAX and the dynamic shared memory
  * (staged row rounded to 16 bytes + m x (8 + index bytes)) is at most AIR_ONE_SMEM_BUDGET:
@@ -106,6 +109,10 @@ enum { ALIGN = 256, MAX_PASSES = AIR_MAX_PASSES };
 
 typedef struct air_layout {
   int one_block;
+  int cluster;          /* CLUSTER path: cluster_cs blocks per row, cluster_slice elements staged in each */
+  int cluster_cs;
+  int64_t cluster_slice;
+  size_t cluster_smem;
   int fused;            /* MULTI passes in one cooperative launch (air_fused_kernel) */
   int key_bits;         /* 16, 32, 64 */
   int es;               /* element bytes */
@@ -164,13 +171,14 @@ static int64_t env_alpha(void) {
   return a >= 2 ? (int64_t)a : AIR_ALPHA;
 }
 
-enum { PATH_CHOOSE = -1, PATH_MULTI = 0, PATH_ONE = 1, PATH_FUSED = 2 };
+enum { PATH_CHOOSE = -1, PATH_MULTI = 0, PATH_ONE = 1, PATH_FUSED = 2, PATH_CLUSTER = 3 };
 static int env_path(void) {
   const char* s = getenv("TOPK_AIR_PATH");
   if (!s) return PATH_CHOOSE;
   if (strcmp(s, "one") == 0) return PATH_ONE;
   if (strcmp(s, "multi") == 0) return PATH_MULTI;
   if (strcmp(s, "fused") == 0) return PATH_FUSED;
+  if (strcmp(s, "cluster") == 0) return PATH_CLUSTER;
   return PATH_CHOOSE;
 }
 
@@ -193,7 +201,28 @@ static cudaError_t sort_pairs(void* temp, size_t* bytes, cub::DoubleBuffer<u64>&
 }
 
 /*
- * ONE-BLOCK for short rows; else FUSED when every row can have a resident block
+ * CLUSTER: the cluster size (1, 2, 4, 8) and the slice each block stages for rows of
+ * len elements: the smallest cluster whose slices fit AIR_CLUSTER_SLICE_BYTES, else 8
+ * blocks of up to AIR_CLUSTER_MAX_SLICE_BYTES. Slices are whole 16-byte groups so
+ * that every block's slice starts aligned when the row does. 0 if the row is too long.
+ */
+static int cluster_shape(int64_t len, int es, int* cs, int64_t* slice) {
+  const int64_t v = 16 / es;
+  for (int c = 1; c <= 8; c *= 2) {
+    int64_t sl = (len + c - 1) / c;
+    sl = (sl + v - 1) / v * v;
+    if (sl * es <= AIR_CLUSTER_SLICE_BYTES || (c == 8 && sl * es <= AIR_CLUSTER_MAX_SLICE_BYTES)) {
+      *cs = c;
+      *slice = sl;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/*
+ * ONE-BLOCK for short rows; CLUSTER (Hopper) for rows that fit the shared memory of a
+ * cluster (uniform rows only: with offsets the longest row is unknown); else FUSED when every row can have a resident block
  * (batch <= SM count: at least one resident block per SM is certain) and the input
  * is small enough that launch overhead matters, else MULTI.
  * A forced FUSED that does not fit falls back to MULTI.
@@ -202,10 +231,15 @@ static int choose_path(const topk_problem* p, const topk_device_info* dev, int e
   const int forced = env_path();
   const int sms = dev && dev->sm_count > 0 ? dev->sm_count : 1;
   const int fits_fused = p->batch <= sms;
+  int cs = 0;
+  int64_t slice = 0;
+  const int fits_cluster = dev && dev->cc_major >= 9 && !p->row_offsets && cluster_shape(p->n, es, &cs, &slice);
   if (forced == PATH_ONE || forced == PATH_MULTI) return forced;
   if (forced == PATH_FUSED) return fits_fused ? PATH_FUSED : PATH_MULTI;
+  if (forced == PATH_CLUSTER && fits_cluster) return PATH_CLUSTER;
   const int64_t avg = p->row_offsets ? (p->batch > 0 ? p->n / p->batch : p->n) : p->n;
   if (avg <= AIR_STAGE_BYTES / es) return PATH_ONE;
+  if (fits_cluster) return PATH_CLUSTER;
   return fits_fused && p->batch * avg <= AIR_FUSED_MAX_ELEMS ? PATH_FUSED : PATH_MULTI;
 }
 
@@ -223,6 +257,11 @@ static topk_status plan_layout(const topk_problem* p, const topk_device_info* de
   L->alpha = env_alpha();
   const int path = choose_path(p, dev, L->es);
   L->one_block = path == PATH_ONE;
+  L->cluster = path == PATH_CLUSTER;
+  if (L->cluster) {
+    cluster_shape(p->n, L->es, &L->cluster_cs, &L->cluster_slice);
+    L->cluster_smem = (size_t)air_cluster_smem_bytes(L->cluster_slice, L->es);
+  }
   L->fused = path == PATH_FUSED;
   const int sorted = (p->flags & TOPK_SORTED) != 0;
   if (!sorted) {
@@ -237,7 +276,9 @@ static topk_status plan_layout(const topk_problem* p, const topk_device_info* de
   size_t total = 0;
   int ok = 1;
 
-  if (!L->one_block) {
+  if (L->cluster) {
+    /* nothing: the row lives in the cluster's shared memory (sorted output: the CUB part below) */
+  } else if (!L->one_block) {
     /* Pass table: key passes, then index passes (deterministic). */
     const int db = env_digit_bits();
     const int kp = air_num_passes(L->key_bits, db);
@@ -383,6 +424,32 @@ static topk_status launch_fused(const air_layout* L, air_params P, int64_t batch
   return TOPK_SUCCESS;
 }
 
+/* CLUSTER: clusters of cluster_cs blocks, one per row, in launches of at most 65535 rows. */
+template <topk_dtype DT>
+static topk_status launch_cluster(const air_layout* L, air_params P, int64_t batch, cudaStream_t stream) {
+  TOPK_CUDA_TRY(cudaFuncSetAttribute(air_cluster_kernel<DT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     (int)L->cluster_smem));
+  for (int64_t row0 = 0; row0 < batch; row0 += 65535) {
+    const int64_t rows = batch - row0 < 65535 ? batch - row0 : 65535;
+    P.row0 = row0;
+    cudaLaunchConfig_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.gridDim = dim3((unsigned)L->cluster_cs, (unsigned)rows, 1);
+    cfg.blockDim = dim3(AIR_THREADS, 1, 1);
+    cfg.dynamicSmemBytes = L->cluster_smem;
+    cfg.stream = stream;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = (unsigned)L->cluster_cs;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    TOPK_CUDA_TRY(cudaLaunchKernelEx(&cfg, air_cluster_kernel<DT>, P, L->cluster_slice));
+  }
+  return TOPK_SUCCESS;
+}
+
 /* ONE-BLOCK: one block per row, in launches of at most INT_MAX rows. */
 template <topk_dtype DT, typename IdxT>
 static topk_status launch_one_block(const air_layout* L, air_params P, int64_t batch, cudaStream_t stream) {
@@ -399,6 +466,7 @@ static topk_status launch_one_block(const air_layout* L, air_params P, int64_t b
 template <topk_dtype DT, typename IdxT>
 static topk_status launch_select(const air_layout* L, const air_params& P, int64_t batch, char* base,
                                  const topk_device_info* dev, cudaStream_t stream) {
+  if (L->cluster) return launch_cluster<DT>(L, P, batch, stream);
   if (L->one_block) return launch_one_block<DT, IdxT>(L, P, batch, stream);
   if (L->fused) return launch_fused<DT, IdxT>(L, P, batch, dev, stream);
   return launch_multi<DT, IdxT>(L, P, batch, base, dev, stream);
@@ -508,7 +576,7 @@ static topk_status air_run(const topk_args* a, void* workspace, size_t workspace
   P.indices = a->p.index_type == TOPK_INDEX_NONE ? NULL : a->indices;
   P.sort_key = sorted ? (u64*)(base + L.sk[0]) : NULL;
   P.sort_idx = L.out_mode == AIR_OUT_PAIRS ? (u64*)(base + L.si[0]) : NULL;
-  if (!L.one_block) {
+  if (!L.one_block && !L.cluster) {
     P.state = base + L.state;
     P.hist = base + L.hist;
     P.hist_bins = 1 << L.hist_bits;

@@ -1046,6 +1046,204 @@ __global__ void __launch_bounds__(AIR_THREADS) air_one_block_kernel(const air_pa
   }
 }
 
+/* ------------------------------------------------------------------ cluster path */
+
+/*
+ * Cluster path (air_cluster_kernel): a thread-block cluster of cs = 1..8 blocks per
+ * row (Hopper), each block staging a contiguous slice of the row in its shared
+ * memory, so the row is read from DRAM exactly once. Per pass (11-bit digits, key
+ * passes only) each block counts its slice's candidates into a local histogram and
+ * adds it to rank 0's histogram through distributed shared memory; one hardware
+ * cluster barrier later every block reads that histogram and makes the same choice.
+ * Rank 0's two histograms alternate between passes, and a second barrier per pass
+ * lets rank 0 zero the one just read. Ties at the k-th key are resolved by position
+ * (slices are in index order; ballot ranks within a warp, scans across warps and
+ * blocks), so no index passes. For rows of AIR_STAGE_BYTES .. cs x stage budget.
+ */
+enum { AIR_CLUSTER_DIGIT_BITS = 11, AIR_CLUSTER_BINS = 1 << AIR_CLUSTER_DIGIT_BITS };
+
+/* Dynamic shared memory of the cluster kernel: the staged slice, then three histograms. */
+__host__ __device__ __forceinline__ int64_t air_cluster_smem_bytes(int64_t slice, int64_t es) {
+  return ((slice * es + 15) & ~(int64_t)15) + 3 * AIR_CLUSTER_BINS * (int64_t)sizeof(unsigned);
+}
+
+template <topk_dtype DT>
+__global__ void __launch_bounds__(AIR_THREADS) air_cluster_kernel(const air_params P, const int64_t slice) {
+  typedef typename topk_dtype_traits<DT>::raw_t RawT;
+  typedef typename topk_dtype_traits<DT>::key_t KeyT;
+  constexpr int KB = topk_dtype_traits<DT>::bits;
+  constexpr int V = 16 / (int)sizeof(RawT);
+  const int NP = air_num_passes(KB, AIR_CLUSTER_DIGIT_BITS);
+  cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+  const unsigned rank = cluster.block_rank();
+  const unsigned cs = cluster.num_blocks();
+
+  extern __shared__ __align__(16) unsigned char air_stage_smem[];
+  RawT* s_row = (RawT*)air_stage_smem;
+  unsigned* s_hist2 = (unsigned*)(air_stage_smem + ((slice * (int64_t)sizeof(RawT) + 15) & ~(int64_t)15));
+  unsigned* s_loc = s_hist2 + 2 * AIR_CLUSTER_BINS;
+  __shared__ unsigned s_warp[AIR_WARPS];
+  __shared__ unsigned s_wcnt[2][AIR_WARPS]; /* per warp: elements taken from the front, ties */
+  __shared__ unsigned s_counts[2];          /* this block's totals, read by higher ranks */
+  __shared__ air_choice<unsigned> s_choice;
+
+  const int64_t row = P.row0 + blockIdx.y;
+  const air_row_extent R = air_row(P, row);
+  const bool smallest = P.smallest != 0;
+  if (R.len <= P.k) { /* the whole cluster returns: no block touches another's memory */
+    air_copy_row<DT, unsigned>(P, row, R, (int64_t)rank * AIR_THREADS + threadIdx.x, (int64_t)cs * AIR_THREADS);
+    return;
+  }
+
+  /* Stage this block's slice [lo, lo + my_len) of the row. */
+  const int64_t lo = (int64_t)rank * slice < R.len ? (int64_t)rank * slice : R.len;
+  const int my_len = (int)(R.len - lo < slice ? R.len - lo : slice);
+  const RawT* src = (const RawT*)P.in + R.start + lo;
+  if ((((uintptr_t)src) & 15) == 0) {
+    /* UNROLL loads in flight per thread before any store: one DRAM round trip per 32 KB */
+    constexpr int UNROLL = 8;
+    const int nvec = my_len / V;
+    for (int v0 = 0; v0 < nvec; v0 += AIR_THREADS * UNROLL) {
+      uint4 w[UNROLL];
+#pragma unroll
+      for (int j = 0; j < UNROLL; ++j) {
+        const int v = v0 + j * AIR_THREADS + threadIdx.x;
+        if (v < nvec) w[j] = ((const uint4*)src)[v];
+      }
+#pragma unroll
+      for (int j = 0; j < UNROLL; ++j) {
+        const int v = v0 + j * AIR_THREADS + threadIdx.x;
+        if (v < nvec) ((uint4*)s_row)[v] = w[j];
+      }
+    }
+    for (int i = nvec * V + threadIdx.x; i < my_len; i += AIR_THREADS) s_row[i] = src[i];
+  } else {
+    for (int i = threadIdx.x; i < my_len; i += AIR_THREADS) s_row[i] = src[i];
+  }
+  for (int b = threadIdx.x; b < 2 * AIR_CLUSTER_BINS; b += AIR_THREADS) s_hist2[b] = 0;
+  cluster.sync(); /* rank 0's histograms are zero before anyone adds to them */
+
+  unsigned* r_hist2 = cluster.map_shared_rank(s_hist2, 0);
+  unsigned k_rem = (unsigned)P.k, cand = (unsigned)R.len;
+  unsigned long long pk = 0;
+  int level = 0;
+  for (int q = 0; q < NP; ++q) {
+    const int width = air_pass_width(KB, AIR_CLUSTER_DIGIT_BITS, q);
+    const int nbins = 1 << width;
+    const int shift = KB - level - width;
+    for (int b = threadIdx.x; b < nbins; b += AIR_THREADS) s_loc[b] = 0;
+    __syncthreads();
+    for (int i = threadIdx.x; i < my_len; i += AIR_THREADS) {
+      const KeyT key = topk_to_rank_key<DT>(s_row[i], smallest);
+      if (level == 0 || (unsigned long long)(key >> (KB - level)) == pk)
+        atomicAdd(&s_loc[(int)((key >> shift) & (KeyT)(nbins - 1))], 1u);
+    }
+    __syncthreads();
+    unsigned* H = r_hist2 + (q & 1) * AIR_CLUSTER_BINS;
+    for (int b = threadIdx.x; b < nbins; b += AIR_THREADS) {
+      const unsigned v = s_loc[b];
+      if (v) atomicAdd(&H[b], v);
+    }
+    cluster.sync(); /* (1) the row's histogram is complete */
+    {
+      constexpr int PER = AIR_CLUSTER_BINS / AIR_THREADS;
+      unsigned v[PER];
+#pragma unroll
+      for (int j = 0; j < PER; ++j) {
+        const int b = threadIdx.x + j * AIR_THREADS;
+        v[j] = b < nbins ? H[b] : 0u;
+      }
+#pragma unroll
+      for (int j = 0; j < PER; ++j) {
+        const int b = threadIdx.x + j * AIR_THREADS;
+        if (b < nbins) s_loc[b] = v[j];
+      }
+    }
+    __syncthreads();
+    air_choose<unsigned>(s_loc, nbins, k_rem, s_warp, &s_choice);
+    pk = (pk << width) | (unsigned long long)s_choice.digit;
+    level += width;
+    k_rem -= s_choice.greater;
+    cand = s_choice.count;
+    cluster.sync(); /* (2) every block has read it: rank 0 may zero it for pass q + 2 */
+    if (rank == 0)
+      for (int b = threadIdx.x; b < nbins; b += AIR_THREADS) s_hist2[(q & 1) * AIR_CLUSTER_BINS + b] = 0;
+    if (cand == k_rem) break; /* early stop: every candidate is a result (same in every block) */
+  }
+
+  /*
+   * Final: the elements whose prefix beats pk take slots [0, k - k_rem) in index
+   * order; those equal to it take slots k - k_rem + (their rank among the ties) for
+   * the first k_rem of them in index order (all of them when cand == k_rem).
+   * Warp w walks the contiguous chunk [w x W, (w + 1) x W) of the slice, 32 at a time.
+   */
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int W = ((my_len + AIR_WARPS - 1) / AIR_WARPS + 31) & ~31;
+  const int c0 = warp * W < my_len ? warp * W : my_len;
+  const int c1 = c0 + W < my_len ? c0 + W : my_len;
+  const unsigned lt_mask = (1u << lane) - 1u;
+  unsigned nf = 0, nt = 0;
+  for (int j = c0; j < c1; j += 32) {
+    const int i = j + lane;
+    int cls = -1;
+    if (i < c1) {
+      const unsigned long long kp = (unsigned long long)(topk_to_rank_key<DT>(s_row[i], smallest) >> (KB - level));
+      cls = kp > pk ? 1 : (kp == pk ? 0 : -1);
+    }
+    nf += __popc(__ballot_sync(0xffffffffu, cls == 1));
+    nt += __popc(__ballot_sync(0xffffffffu, cls == 0));
+  }
+  if (lane == 0) {
+    s_wcnt[0][warp] = nf;
+    s_wcnt[1][warp] = nt;
+  }
+  __syncthreads();
+  unsigned fbase = 0, tbase = 0, ftot = 0, ttot = 0;
+  for (int w = 0; w < AIR_WARPS; ++w) {
+    if (w < warp) {
+      fbase += s_wcnt[0][w];
+      tbase += s_wcnt[1][w];
+    }
+    ftot += s_wcnt[0][w];
+    ttot += s_wcnt[1][w];
+  }
+  if (threadIdx.x == 0) {
+    s_counts[0] = ftot;
+    s_counts[1] = ttot;
+  }
+  cluster.sync(); /* (3) every block's totals are published */
+  for (unsigned r = 0; r < rank; ++r) {
+    const unsigned* rc = cluster.map_shared_rank(s_counts, r);
+    fbase += rc[0];
+    tbase += rc[1];
+  }
+  const unsigned front = (unsigned)P.k - k_rem;
+  for (int j = c0; j < c1; j += 32) {
+    const int i = j + lane;
+    int cls = -1;
+    RawT raw = 0;
+    KeyT key = 0;
+    if (i < c1) {
+      raw = s_row[i];
+      key = topk_to_rank_key<DT>(raw, smallest);
+      const unsigned long long kp = (unsigned long long)(key >> (KB - level));
+      cls = kp > pk ? 1 : (kp == pk ? 0 : -1);
+    }
+    const unsigned bf = __ballot_sync(0xffffffffu, cls == 1), bt = __ballot_sync(0xffffffffu, cls == 0);
+    const unsigned long long idx = (unsigned long long)(lo + i);
+    if (cls == 1) {
+      const unsigned slot = fbase + __popc(bf & lt_mask);
+      if (slot < front) air_emit(P, row, (int64_t)slot, raw, key, (unsigned)idx);
+    } else if (cls == 0) {
+      const unsigned t = tbase + __popc(bt & lt_mask);
+      if (t < k_rem) air_emit(P, row, (int64_t)(front + t), raw, key, (unsigned)idx);
+    }
+    fbase += __popc(bf);
+    tbase += __popc(bt);
+  }
+  cluster.sync(); /* (4) no block leaves while another may still read its s_counts */
+}
+
 /* ------------------------------------------------------------------ sorted output */
 
 /* Segment offsets b * k for b in [0, rows]. */

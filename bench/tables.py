@@ -2,6 +2,7 @@
 
     python3 bench/tables.py sweep h100_figk h100_fign   # topk bench + peers.py of a sweep, side by side
     python3 bench/tables.py family h100_llm             # per-(dtype, batch) geometric means of a family
+    python3 bench/tables.py algos h100_targets_faiss    # every algorithm of a `topk bench` CSV side by side
 
 Every number printed comes from the CSVs; nothing is typed in by hand.
 """
@@ -76,5 +77,31 @@ def family(name):
               f"{g('jax_top_k_ms', 'topk_wall_ms'):.2f}x |")
 
 
+def algos(names):
+    """One row per case, one column per algorithm: median ms (% roofline); the fastest in bold."""
+    rows, names_seen = [], []
+    for name in names:
+        for key, by_algo in bench_times(name).items():
+            rows.append((key, by_algo))
+            for a in by_algo:
+                if a not in names_seen:
+                    names_seen.append(a)
+    print("| dtype | dist | batch | n | k | " + " | ".join(names_seen) + " | check |")
+    print("|---|---|---:|---:|---:|" + "---:|" * len(names_seen) + "---|")
+    for (dtype, dist, batch, n, k, order, srt), by_algo in rows:
+        best = min(v[0] for v in by_algo.values())
+        cells = []
+        for a in names_seen:
+            if a not in by_algo:
+                cells.append("")
+                continue
+            ms, pct, _ = by_algo[a]
+            cell = f"{ms:.3f} ({pct:.1f} %)"
+            cells.append(f"**{cell}**" if ms == best else cell)
+        flags = (" smallest" if order == "smallest" else "") + (" sorted" if srt == "1" else "")
+        checks = ",".join(sorted({v[2] for v in by_algo.values()}))
+        print(f"| {dtype} | {dist}{flags} | {pow2(batch)} | {pow2(n)} | {pow2(k)} | " + " | ".join(cells) + f" | {checks} |")
+
+
 if __name__ == "__main__":
-    {"sweep": lambda a: sweep(a), "family": lambda a: family(a[0])}[sys.argv[1]](sys.argv[2:])
+    {"sweep": lambda a: sweep(a), "family": lambda a: family(a[0]), "algos": algos}[sys.argv[1]](sys.argv[2:])

@@ -27,14 +27,23 @@ static void set_env(const gpu_case* c, int on) {
   }
 }
 
-#define TRY_DEV(expr, what)                                                                  \
-  do {                                                                                       \
-    topk_status s_ = (expr);                                                                 \
-    if (s_ != TOPK_SUCCESS) {                                                                \
-      fprintf(stderr, "%s: %s (%s)\n", what, topk_status_name(s_), topk_error_detail());     \
-      goto done;                                                                             \
-    }                                                                                        \
-  } while (0)
+const gen_opts gpu_case_dists[] = {
+    {.dist = GEN_UNIFORM},
+    {.dist = GEN_NORMAL},
+    {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 8},
+    {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 16},
+    {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 20},
+    {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 24},
+    {.dist = GEN_CD},
+    {.dist = GEN_ALL_EQUAL},
+    {.dist = GEN_ZIPF},
+    {.dist = GEN_SORTED_ASC},
+    {.dist = GEN_SORTED_DESC},
+    {.dist = GEN_UNIFORM, .nan_fraction = 0.05, .inf_fraction = 0.05},
+    {.dist = GEN_NORMAL, .nan_fraction = 0.3, .inf_fraction = 0.3},
+    {.dist = GEN_UNIFORM, .nan_fraction = 1.0},
+};
+const int gpu_case_dist_count = (int)(sizeof gpu_case_dists / sizeof gpu_case_dists[0]);
 
 int gpu_case_run(const gpu_case* c, uint64_t seed) {
   const size_t es = topk_dtype_size(c->dtype);
@@ -62,15 +71,15 @@ int gpu_case_run(const gpu_case* c, uint64_t seed) {
     goto done;
   }
 
-  TRY_DEV(topk_device_malloc(&d_in, in_bytes), "device_malloc(in)");
-  TRY_DEV(topk_device_malloc(&d_vals, val_bytes), "device_malloc(values)");
-  if (want_idx) TRY_DEV(topk_device_malloc(&d_idxs, idx_bytes), "device_malloc(indices)");
-  if (c->offsets) TRY_DEV(topk_device_malloc(&d_off, off_bytes), "device_malloc(offsets)");
-  TRY_DEV(topk_memcpy_to_device(d_in, in, in_bytes), "memcpy(in)");
-  if (c->offsets) TRY_DEV(topk_memcpy_to_device(d_off, c->offsets, off_bytes), "memcpy(offsets)");
+  GPU_TRY(topk_device_malloc(&d_in, in_bytes), "device_malloc(in)");
+  GPU_TRY(topk_device_malloc(&d_vals, val_bytes), "device_malloc(values)");
+  if (want_idx) GPU_TRY(topk_device_malloc(&d_idxs, idx_bytes), "device_malloc(indices)");
+  if (c->offsets) GPU_TRY(topk_device_malloc(&d_off, off_bytes), "device_malloc(offsets)");
+  GPU_TRY(topk_memcpy_to_device(d_in, in, in_bytes), "memcpy(in)");
+  if (c->offsets) GPU_TRY(topk_memcpy_to_device(d_off, c->offsets, off_bytes), "memcpy(offsets)");
   /* poison: an unwritten slot fails the check */
-  TRY_DEV(topk_memset_device(d_vals, 0xA5, val_bytes, NULL), "memset(values)");
-  if (want_idx) TRY_DEV(topk_memset_device(d_idxs, 0xA5, idx_bytes, NULL), "memset(indices)");
+  GPU_TRY(topk_memset_device(d_vals, 0xA5, val_bytes, NULL), "memset(values)");
+  if (want_idx) GPU_TRY(topk_memset_device(d_idxs, 0xA5, idx_bytes, NULL), "memset(indices)");
 
   set_env(c, 1);
   topk_problem p = {.dtype = c->dtype,
@@ -84,12 +93,12 @@ int gpu_case_run(const gpu_case* c, uint64_t seed) {
                     .algo = c->algo,
                     .backend = TOPK_BACKEND_CUDA};
   size_t ws = 0;
-  TRY_DEV(topk_workspace_size(&p, &ws), "topk_workspace_size");
-  if (!c->lib_workspace && ws > 0) TRY_DEV(topk_device_malloc(&d_ws, ws), "device_malloc(workspace)");
-  TRY_DEV(topk_select(&p, d_in, d_vals, d_idxs, d_ws, c->lib_workspace ? 0 : ws, NULL), "topk_select");
-  TRY_DEV(topk_device_synchronize(), "synchronize after topk_select");
-  TRY_DEV(topk_memcpy_to_host(vals, d_vals, val_bytes), "memcpy(values)");
-  if (want_idx) TRY_DEV(topk_memcpy_to_host(idxs, d_idxs, idx_bytes), "memcpy(indices)");
+  GPU_TRY(topk_workspace_size(&p, &ws), "topk_workspace_size");
+  if (!c->lib_workspace && ws > 0) GPU_TRY(topk_device_malloc(&d_ws, ws), "device_malloc(workspace)");
+  GPU_TRY(topk_select(&p, d_in, d_vals, d_idxs, d_ws, c->lib_workspace ? 0 : ws, NULL), "topk_select");
+  GPU_TRY(topk_device_synchronize(), "synchronize after topk_select");
+  GPU_TRY(topk_memcpy_to_host(vals, d_vals, val_bytes), "memcpy(values)");
+  if (want_idx) GPU_TRY(topk_memcpy_to_host(idxs, d_idxs, idx_bytes), "memcpy(indices)");
 
   topk_problem hp = p;
   hp.row_offsets = NULL;

@@ -37,6 +37,24 @@ typedef struct gpu_case {
   int            lib_workspace; /* pass no workspace: the library allocates it */
 } gpu_case;
 
+/*
+ * DESIGN.md's distributions for differential tests, in one list: uniform, normal,
+ * radix-adversarial with 8/16/20/24 equal leading bits, Dr. Top-k's CD, all-equal,
+ * zipf (many duplicates), sorted both ways, NaN/inf mixes, all NaN.
+ */
+extern const gen_opts gpu_case_dists[];
+extern const int gpu_case_dist_count;
+
+/* In a function with a `done:` label: on a failing topk call, print why and jump there. */
+#define GPU_TRY(expr, what)                                                                  \
+  do {                                                                                       \
+    topk_status s_ = (expr);                                                                 \
+    if (s_ != TOPK_SUCCESS) {                                                                \
+      fprintf(stderr, "%s: %s (%s)\n", what, topk_status_name(s_), topk_error_detail());    \
+      goto done;                                                                             \
+    }                                                                                        \
+  } while (0)
+
 /* @return 0 if the case passed; -1 (after printing the case and why) otherwise. */
 int gpu_case_run(const gpu_case* c, uint64_t seed);
 

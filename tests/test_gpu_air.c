@@ -133,28 +133,13 @@ TEST(dtypes_directions) {
 /* The distributions of DESIGN.md, radix-adversarial ones included, on both paths. */
 TEST(distributions) {
   static const topk_dtype dts[] = {TOPK_F32, TOPK_BF16, TOPK_F64, TOPK_I32};
-  static const gen_opts dists[] = {
-      {.dist = GEN_UNIFORM},
-      {.dist = GEN_NORMAL},
-      {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 8},
-      {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 16},
-      {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 20},
-      {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 24},
-      {.dist = GEN_CD},
-      {.dist = GEN_ALL_EQUAL},
-      {.dist = GEN_ZIPF},
-      {.dist = GEN_SORTED_ASC},
-      {.dist = GEN_SORTED_DESC},
-      {.dist = GEN_UNIFORM, .nan_fraction = 0.05, .inf_fraction = 0.05},
-      {.dist = GEN_NORMAL, .nan_fraction = 0.3, .inf_fraction = 0.3},
-  };
   SKIP_WITHOUT_GPU();
   for (int d = 0; d < COUNT(dts); ++d)
-    for (int g = 0; g < COUNT(dists); ++g)
+    for (int g = 0; g < gpu_case_dist_count; ++g)
       for (int smallest = 0; smallest < 2; ++smallest) {
         const unsigned flags = smallest ? TOPK_SMALLEST : 0u;
-        RUN(.dtype = dts[d], .batch = 1, .n = 100000, .k = 1000, .flags = flags, .gen = dists[g]);
-        RUN(.dtype = dts[d], .batch = 8, .n = 3000, .k = 100, .flags = flags | TOPK_SORTED, .gen = dists[g]);
+        RUN(.dtype = dts[d], .batch = 1, .n = 100000, .k = 1000, .flags = flags, .gen = gpu_case_dists[g]);
+        RUN(.dtype = dts[d], .batch = 8, .n = 3000, .k = 100, .flags = flags | TOPK_SORTED, .gen = gpu_case_dists[g]);
       }
   return TEST_OK;
 }

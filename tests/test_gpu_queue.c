@@ -93,30 +93,15 @@ TEST(short_rows) {
 }
 
 TEST(distributions) {
-  static const gen_opts dists[] = {
-      {.dist = GEN_UNIFORM},
-      {.dist = GEN_NORMAL},
-      {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 8},
-      {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 16},
-      {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 20},
-      {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 24},
-      {.dist = GEN_ALL_EQUAL},
-      {.dist = GEN_ZIPF},
-      {.dist = GEN_CD},
-      {.dist = GEN_SORTED_ASC},
-      {.dist = GEN_SORTED_DESC},
-      {.dist = GEN_NORMAL, .nan_fraction = 0.3, .inf_fraction = 0.2},
-      {.dist = GEN_UNIFORM, .nan_fraction = 1.0},
-  };
   static const topk_dtype dts[] = {TOPK_F32, TOPK_F16, TOPK_F64};
   static const int64_t ks[] = {7, 100, 700};
   GPU_SKIP_WITHOUT_DEVICE();
   for (int a = 0; a < COUNT(algos); ++a)
-    for (int g = 0; g < COUNT(dists); ++g)
+    for (int g = 0; g < gpu_case_dist_count; ++g)
       for (int d = 0; d < COUNT(dts); ++d)
         for (int f = 0; f < 2; ++f)
           GPU_RUN(.algo = algos[a], .dtype = dts[d], .batch = 3, .n = 6007, .k = ks[(g + d) % COUNT(ks)],
-                  .flags = (f ? TOPK_SMALLEST : 0u) | TOPK_SORTED, .gen = dists[g]);
+                  .flags = (f ? TOPK_SMALLEST : 0u) | TOPK_SORTED, .gen = gpu_case_dists[g]);
   return TEST_OK;
 }
 

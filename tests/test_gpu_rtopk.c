@@ -122,14 +122,6 @@ static int check_valid(const es_case* c, const void* in, int64_t ld, const void*
   return rc;
 }
 
-#define TRY_DEV(expr, what)                                                                  \
-  do {                                                                                       \
-    topk_status s_ = (expr);                                                                 \
-    if (s_ != TOPK_SUCCESS) {                                                                \
-      fprintf(stderr, "%s: %s (%s)\n", what, topk_status_name(s_), topk_error_detail());     \
-      goto done;                                                                             \
-    }                                                                                        \
-  } while (0)
 
 /* @return 0 if the case passed; -1 (after printing why) otherwise. */
 static int es_run(const es_case* c) {
@@ -151,14 +143,14 @@ static int es_run(const es_case* c) {
     if (o.seed == 0) o.seed = test_seed();
     if (gen_fill(in, c->dtype, count, &o) != 0) goto done;
   }
-  TRY_DEV(topk_device_malloc(&d_in, in_bytes), "device_malloc(in)");
-  TRY_DEV(topk_device_malloc(&d_vals, val_bytes), "device_malloc(values)");
-  TRY_DEV(topk_device_malloc(&d_idxs, idx_bytes), "device_malloc(indices)");
-  if (c->offsets) TRY_DEV(topk_device_malloc(&d_off, off_bytes), "device_malloc(offsets)");
-  TRY_DEV(topk_memcpy_to_device(d_in, in, in_bytes), "memcpy(in)");
-  if (c->offsets) TRY_DEV(topk_memcpy_to_device(d_off, c->offsets, off_bytes), "memcpy(offsets)");
-  TRY_DEV(topk_memset_device(d_vals, 0xA5, val_bytes, NULL), "memset(values)");
-  TRY_DEV(topk_memset_device(d_idxs, 0xA5, idx_bytes, NULL), "memset(indices)");
+  GPU_TRY(topk_device_malloc(&d_in, in_bytes), "device_malloc(in)");
+  GPU_TRY(topk_device_malloc(&d_vals, val_bytes), "device_malloc(values)");
+  GPU_TRY(topk_device_malloc(&d_idxs, idx_bytes), "device_malloc(indices)");
+  if (c->offsets) GPU_TRY(topk_device_malloc(&d_off, off_bytes), "device_malloc(offsets)");
+  GPU_TRY(topk_memcpy_to_device(d_in, in, in_bytes), "memcpy(in)");
+  if (c->offsets) GPU_TRY(topk_memcpy_to_device(d_off, c->offsets, off_bytes), "memcpy(offsets)");
+  GPU_TRY(topk_memset_device(d_vals, 0xA5, val_bytes, NULL), "memset(values)");
+  GPU_TRY(topk_memset_device(d_idxs, 0xA5, idx_bytes, NULL), "memset(indices)");
   topk_problem p = {.dtype = c->dtype,
                     .batch = c->batch,
                     .n = c->n,
@@ -170,10 +162,10 @@ static int es_run(const es_case* c) {
                     .algo = TOPK_ALGO_RTOPK,
                     .backend = TOPK_BACKEND_CUDA,
                     .max_iter = c->max_iter};
-  TRY_DEV(topk_select(&p, d_in, d_vals, d_idxs, NULL, 0, NULL), "topk_select");
-  TRY_DEV(topk_device_synchronize(), "synchronize after topk_select");
-  TRY_DEV(topk_memcpy_to_host(vals, d_vals, val_bytes), "memcpy(values)");
-  TRY_DEV(topk_memcpy_to_host(idxs, d_idxs, idx_bytes), "memcpy(indices)");
+  GPU_TRY(topk_select(&p, d_in, d_vals, d_idxs, NULL, 0, NULL), "topk_select");
+  GPU_TRY(topk_device_synchronize(), "synchronize after topk_select");
+  GPU_TRY(topk_memcpy_to_host(vals, d_vals, val_bytes), "memcpy(values)");
+  GPU_TRY(topk_memcpy_to_host(idxs, d_idxs, idx_bytes), "memcpy(indices)");
   rc = check_valid(c, in, ld, vals, idxs);
   if (rc == 0 && c->distinct) {
     topk_problem hp = p;
@@ -261,31 +253,15 @@ TEST(dtypes_directions) {
 /* The distributions of DESIGN.md: radix-adversarial, ties at the k-th value, NaN/inf. */
 TEST(distributions) {
   static const topk_dtype dts[] = {TOPK_F32, TOPK_BF16, TOPK_F64, TOPK_I32, TOPK_F16};
-  static const gen_opts dists[] = {
-      {.dist = GEN_UNIFORM},
-      {.dist = GEN_NORMAL},
-      {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 8},
-      {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 16},
-      {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 20},
-      {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 24},
-      {.dist = GEN_CD},
-      {.dist = GEN_ALL_EQUAL},
-      {.dist = GEN_ZIPF},
-      {.dist = GEN_SORTED_ASC},
-      {.dist = GEN_SORTED_DESC},
-      {.dist = GEN_UNIFORM, .nan_fraction = 0.05, .inf_fraction = 0.05},
-      {.dist = GEN_NORMAL, .nan_fraction = 0.3, .inf_fraction = 0.3},
-      {.dist = GEN_UNIFORM, .nan_fraction = 1.0},
-  };
   GPU_SKIP_WITHOUT_DEVICE();
   for (int d = 0; d < COUNT(dts); ++d)
-    for (int g = 0; g < COUNT(dists); ++g)
+    for (int g = 0; g < gpu_case_dist_count; ++g)
       for (int smallest = 0; smallest < 2; ++smallest) {
         const unsigned flags = smallest ? TOPK_SMALLEST : 0u;
-        RUN(.dtype = dts[d], .batch = 100, .n = 768, .k = 64, .flags = flags, .gen = dists[g]);
-        RUN(.dtype = dts[d], .batch = 100, .n = 256, .k = 128, .flags = flags | TOPK_SORTED, .gen = dists[g]);
-        RUN(.dtype = dts[d], .batch = 10, .n = 3000, .k = 100, .flags = flags | TOPK_SORTED, .gen = dists[g]);
-        RUN(.dtype = dts[d], .batch = 10, .n = 4096, .k = 2000, .flags = flags, .gen = dists[g]);
+        RUN(.dtype = dts[d], .batch = 100, .n = 768, .k = 64, .flags = flags, .gen = gpu_case_dists[g]);
+        RUN(.dtype = dts[d], .batch = 100, .n = 256, .k = 128, .flags = flags | TOPK_SORTED, .gen = gpu_case_dists[g]);
+        RUN(.dtype = dts[d], .batch = 10, .n = 3000, .k = 100, .flags = flags | TOPK_SORTED, .gen = gpu_case_dists[g]);
+        RUN(.dtype = dts[d], .batch = 10, .n = 4096, .k = 2000, .flags = flags, .gen = gpu_case_dists[g]);
       }
   return TEST_OK;
 }

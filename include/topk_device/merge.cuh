@@ -38,7 +38,7 @@
  * (3) thread queues hold only elements that beat kth when they entered. So W after
  * the last merge holds the best 32R >= k elements seen.
  * Odd sizes: 004 uses T = 3 for k <= 128; here T is 2, 4 or 8 (power of two, so the
- * thread-queue sort is a plain bitonic network); see queue_select.cuh for the table.
+ * thread-queue sort is a plain bitonic network); see src/cuda/queue_select/queue_select.h for the table.
  *
  * The shared queue (paper 003 sec. 4, Fig. 5; GridSelect): instead of thread
  * queues, a warp buffers candidates in 32 shared-memory slots, appended in two

@@ -3,7 +3,7 @@
  * workspace layout and the launch sequence. The kernels and their invariants are
  * in air_radix_kernels.cuh.
  *
- * Two paths, chosen from the problem's shape alone (identically in workspace_size
+ * Four paths, chosen from the problem's shape alone (identically in workspace_size
  * and run):
  *   ONE-BLOCK  rows of average length <= AIR_STAGE_BYTES / element size (8192 f32,
  *              16384 f16/bf16, 4096 f64): one thread block per row, the row staged
@@ -12,10 +12,15 @@
  *              rows pay per bin).
  *              One launch in all; TOPK_SORTED adds nothing when k fits the in-kernel
  *              sort (AIR_OUT_BLOCK, below), else the CUB sort and decode launches.
- *   FUSED      batch <= SM count and batch x row length <= AIR_FUSED_MAX_ELEMS: every
+ *   FUSED      (when CLUSTER does not apply) batch <= SM count and batch x row
+ *              length <= AIR_FUSED_MAX_ELEMS: every
  *              pass of MULTI in one cooperative launch (air_fused_kernel), passes
  *              separated by a per-row barrier instead of a kernel boundary; the
  *              kernel zeroes its own histograms. One launch instead of 4 to 8.
+ *   CLUSTER    on Hopper, uniform rows above the ONE-BLOCK size and at most 8 x AIR_CLUSTER_MAX_SLICE_BYTES:
+ *              a thread-block cluster of 1, 2, 4 or 8 blocks per row, the row staged
+ *              across their shared memory (air_cluster_kernel; one launch, the row
+ *              read from DRAM once, no workspace but the sorted part).
  *   MULTI      otherwise: rows in chunks of at most AIR_CHUNK_ROWS; per chunk a
  *              memset of the rows' state and histograms, one launch per pass
  *              (key passes, then, deterministic only, index passes) and one final
@@ -221,10 +226,12 @@ static int cluster_shape(int64_t len, int es, int* cs, int64_t* slice) {
 }
 
 /*
- * ONE-BLOCK for short rows; CLUSTER (Hopper) for rows that fit the shared memory of a
- * cluster (uniform rows only: with offsets the longest row is unknown); else FUSED when every row can have a resident block
- * (batch <= SM count: at least one resident block per SM is certain) and the input
- * is small enough that launch overhead matters, else MULTI.
+ * ONE-BLOCK for short rows; else CLUSTER (Hopper) for rows that fit the shared
+ * memory of a cluster (uniform rows only: with offsets the longest row is unknown);
+ * else FUSED when every row can have a resident block (batch <= SM count: at least
+ * one resident block per SM is certain) and the input is small enough that launch
+ * overhead matters; else MULTI. (Measured since: FUSED beats CLUSTER on 6 of the 8
+ * shapes both serve; the reorder waits for a GPU run, docs/perf-notes.md.)
  * A forced FUSED that does not fit falls back to MULTI.
  */
 static int choose_path(const topk_problem* p, const topk_device_info* dev, int es) {

@@ -84,6 +84,7 @@
 
 #include "../../algo.h"
 #include "../common/cuda_check.h"
+#include "../common/workspace.h"
 #include "../common/keys.cuh"
 #include "air_radix_kernels.cuh"
 
@@ -108,7 +109,7 @@ static const int64_t AIR_CLUSTER_MAX_SLICE_BYTES = 192 * 1024;
  * opt-in. f32 rows of 8192 (32 KB staged): k <= 1024 (k <= 512 when n >= 2^31). */
 static const int64_t AIR_BLOCK_SORT_MAX = 2048;
 static const int64_t AIR_ONE_SMEM_BUDGET = 45056;
-enum { ALIGN = 256, MAX_PASSES = AIR_MAX_PASSES };
+enum { MAX_PASSES = AIR_MAX_PASSES };
 
 /* ------------------------------------------------------------------ the plan */
 
@@ -143,18 +144,6 @@ typedef struct air_layout {
   size_t zero_bytes;    /* MULTI: histograms + states, zeroed per chunk */
   size_t total;
 } air_layout;
-
-static size_t align_up(size_t x) { return (x + (ALIGN - 1)) & ~(size_t)(ALIGN - 1); }
-
-/* Appends count * size bytes at *offset, rounded up to ALIGN; 0 on size_t overflow. */
-static int add_part(size_t* total, size_t* offset, uint64_t count, size_t size) {
-  if (size == 0 || count > (SIZE_MAX - ALIGN) / size) return 0;
-  const size_t bytes = align_up((size_t)count * size);
-  if (bytes > SIZE_MAX - ALIGN - *total) return 0;
-  *offset = *total;
-  *total += bytes;
-  return 1;
-}
 
 /* Bits needed for the values 0..v (0 for v == 0). */
 static int bits_for(uint64_t v) {
@@ -321,12 +310,12 @@ static topk_status plan_layout(const topk_problem* p, const topk_device_info* de
       state_size = L->idx64 ? sizeof(air_fused_row<unsigned long long>) : sizeof(air_fused_row<unsigned>);
       hists *= (uint64_t)L->n_passes;
     }
-    ok = ok && add_part(&total, &L->hist, hists << L->hist_bits, isz);
-    ok = ok && add_part(&total, &L->state, (uint64_t)L->chunk_rows, state_size);
+    ok = ok && topk_ws_add_part(&total, &L->hist, hists << L->hist_bits, isz);
+    ok = ok && topk_ws_add_part(&total, &L->state, (uint64_t)L->chunk_rows, state_size);
     L->zero_bytes = total; /* histograms and states are the first two parts */
     for (int b = 0; b < 2; ++b) {
-      ok = ok && add_part(&total, &L->buf_raw[b], (uint64_t)(L->buf_elems > 0 ? L->buf_elems : 1), (size_t)L->es);
-      ok = ok && add_part(&total, &L->buf_idx[b], (uint64_t)(L->buf_elems > 0 ? L->buf_elems : 1), isz);
+      ok = ok && topk_ws_add_part(&total, &L->buf_raw[b], (uint64_t)(L->buf_elems > 0 ? L->buf_elems : 1), (size_t)L->es);
+      ok = ok && topk_ws_add_part(&total, &L->buf_idx[b], (uint64_t)(L->buf_elems > 0 ? L->buf_elems : 1), isz);
     }
   } else {
     /* Staged rows: up to the shared-memory budget; uniform rows need only n (more blocks per SM). */
@@ -363,16 +352,16 @@ static topk_status plan_layout(const topk_problem* p, const topk_device_info* de
       if (b2 > bytes) bytes = b2;
     }
     L->cub_bytes = bytes;
-    ok = ok && add_part(&total, &L->sk[0], (uint64_t)items, 8) && add_part(&total, &L->sk[1], (uint64_t)items, 8);
+    ok = ok && topk_ws_add_part(&total, &L->sk[0], (uint64_t)items, 8) && topk_ws_add_part(&total, &L->sk[1], (uint64_t)items, 8);
     if (L->out_mode == AIR_OUT_PAIRS)
-      ok = ok && add_part(&total, &L->si[0], (uint64_t)items, 8) && add_part(&total, &L->si[1], (uint64_t)items, 8);
-    if (p->batch > 1) ok = ok && add_part(&total, &L->seg, (uint64_t)(p->batch + 1), 8);
-    ok = ok && add_part(&total, &L->cub, (uint64_t)(bytes > 0 ? bytes : 1), 1);
+      ok = ok && topk_ws_add_part(&total, &L->si[0], (uint64_t)items, 8) && topk_ws_add_part(&total, &L->si[1], (uint64_t)items, 8);
+    if (p->batch > 1) ok = ok && topk_ws_add_part(&total, &L->seg, (uint64_t)(p->batch + 1), 8);
+    ok = ok && topk_ws_add_part(&total, &L->cub, (uint64_t)(bytes > 0 ? bytes : 1), 1);
   }
   TOPK_RETURN_IF(!ok, TOPK_ERR_OUT_OF_MEMORY,
                  "air_radix: the workspace for n=%lld x batch=%lld exceeds the address space", (long long)p->n,
                  (long long)p->batch);
-  L->total = total > 0 ? total + (ALIGN - 1) : 0; /* ONE-BLOCK unsorted needs none */
+  L->total = total > 0 ? total + (TOPK_WS_ALIGN - 1) : 0; /* ONE-BLOCK unsorted needs none */
   return TOPK_SUCCESS;
 }
 
@@ -561,7 +550,7 @@ static topk_status air_run(const topk_args* a, void* workspace, size_t workspace
   TOPK_RETURN_IF(L.total > 0 && (!workspace || workspace_bytes < L.total), TOPK_ERR_WORKSPACE,
                  "air_radix: workspace of %zu bytes given, %zu needed", workspace ? workspace_bytes : (size_t)0,
                  L.total);
-  char* base = (char*)(((uintptr_t)workspace + (ALIGN - 1)) & ~(uintptr_t)(ALIGN - 1));
+  char* base = topk_ws_base(workspace);
   cudaStream_t s = (cudaStream_t)stream;
   const int sorted = L.out_mode == AIR_OUT_COMPOSITE || L.out_mode == AIR_OUT_PAIRS; /* sorted by CUB */
 

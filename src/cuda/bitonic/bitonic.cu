@@ -29,10 +29,11 @@
 
 #include "../../algo.h"
 #include "../common/cuda_check.h"
+#include "../common/workspace.h"
 #include "../common/keys.cuh"
 #include "bitonic_sort.cuh"
 
-enum { BT_TILE = 2048, BT_MAX_ROUNDS = 64, ALIGN = 256 };
+enum { BT_TILE = 2048, BT_MAX_ROUNDS = 64 };
 static const int64_t BT_MAX_K = BT_TILE / 2;
 
 struct bt_round_params {
@@ -127,9 +128,9 @@ static int bt_plan_make(const topk_problem* p, bt_plan* L) {
   for (int b = 0; b < 2; ++b) {
     if (L->buf_elems[b] == 0) continue;
     L->buf[b] = total;
-    total += ((size_t)L->buf_elems[b] * sizeof(bt_pair) + (ALIGN - 1)) & ~(size_t)(ALIGN - 1);
+    total += topk_ws_align_up((size_t)L->buf_elems[b] * sizeof(bt_pair));
   }
-  L->total = total > 0 ? total + (ALIGN - 1) : 0;
+  L->total = total > 0 ? total + (TOPK_WS_ALIGN - 1) : 0;
   return 1;
 }
 
@@ -221,7 +222,7 @@ static topk_status bt_run(const topk_args* a, void* workspace, size_t workspace_
                  (long long)a->p.k, (long long)BT_MAX_K);
   TOPK_RETURN_IF(L.total > 0 && (!workspace || workspace_bytes < L.total), TOPK_ERR_WORKSPACE,
                  "bitonic: workspace of %zu bytes given, %zu needed", workspace ? workspace_bytes : (size_t)0, L.total);
-  char* base = (char*)(((uintptr_t)workspace + (ALIGN - 1)) & ~(uintptr_t)(ALIGN - 1));
+  char* base = topk_ws_base(workspace);
   cudaStream_t s = (cudaStream_t)stream;
   topk_status st = TOPK_SUCCESS;
   TOPK_DISPATCH_DTYPE(a->p.dtype, DT, return topk_fail(TOPK_ERR_INTERNAL, "bitonic: unknown dtype %d", (int)a->p.dtype),

@@ -37,6 +37,7 @@
 #include "../../algo.h"
 #include "../bitonic/bitonic_sort.cuh"
 #include "../common/cuda_check.h"
+#include "../common/workspace.h"
 #include "../common/keys.cuh"
 
 enum {
@@ -45,8 +46,7 @@ enum {
   BK_BITS = 11,
   BK_BINS = 1 << BK_BITS,
   BK_CHUNK = 1024,
-  BK_BLOCKS_PER_SM = 4,
-  ALIGN = 256
+  BK_BLOCKS_PER_SM = 4
 };
 static const int64_t BK_SORT_MAX_K = 2048;
 static const int64_t BK_MIN_ELEMS_PER_BLOCK = 16 * BK_THREADS;
@@ -353,7 +353,7 @@ static void bk_plan_make(const topk_problem* p, bk_plan* L) {
   L->sorted = (p->flags & TOPK_SORTED) != 0;
   size_t total = 0;
   L->state = 0;
-  total += ((size_t)L->chunk * sizeof(bk_state) + (ALIGN - 1)) & ~(size_t)(ALIGN - 1);
+  total += topk_ws_align_up((size_t)L->chunk * sizeof(bk_state));
   L->hist = total;
   total += (size_t)L->chunk * BK_BINS * sizeof(u64);
   L->zero_bytes = total;
@@ -362,9 +362,9 @@ static void bk_plan_make(const topk_problem* p, bk_plan* L) {
     while (m < p->k) m <<= 1;
     L->sort_m = m;
     L->pairs = total;
-    total += ((size_t)p->batch * (size_t)p->k * sizeof(bt_pair) + (ALIGN - 1)) & ~(size_t)(ALIGN - 1);
+    total += topk_ws_align_up((size_t)p->batch * (size_t)p->k * sizeof(bt_pair));
   }
-  L->total = total + (ALIGN - 1);
+  L->total = total + (TOPK_WS_ALIGN - 1);
 }
 
 static int bk_supports(const topk_problem* p, const topk_device_info* dev, char* why, size_t why_len) {
@@ -462,7 +462,7 @@ static topk_status bk_run(const topk_args* a, void* workspace, size_t workspace_
   bk_plan_make(&a->p, &L);
   TOPK_RETURN_IF(!workspace || workspace_bytes < L.total, TOPK_ERR_WORKSPACE,
                  "bucket: workspace of %zu bytes given, %zu needed", workspace ? workspace_bytes : (size_t)0, L.total);
-  char* base = (char*)(((uintptr_t)workspace + (ALIGN - 1)) & ~(uintptr_t)(ALIGN - 1));
+  char* base = topk_ws_base(workspace);
   topk_status st = TOPK_SUCCESS;
   TOPK_DISPATCH_DTYPE(a->p.dtype, DT, return topk_fail(TOPK_ERR_INTERNAL, "bucket: unknown dtype %d", (int)a->p.dtype),
                       st = bk_launch<DT>(a, &L, base, (cudaStream_t)stream));

@@ -49,6 +49,7 @@
 
 #include "../../algo.h"
 #include "../common/cuda_check.h"
+#include "../common/workspace.h"
 #include "../common/keys.cuh"
 #include "drtopk.h"
 #include "drtopk_kernels.cuh"
@@ -62,7 +63,6 @@ static const int DT_ALPHA_MAX = 20;
 /* Rule 4 keeps at least 2^DT_MIN_SUBRANGES_LOG subranges per row (when alpha >= DT_ALPHA_MIN
  * allows it): one warp per subrange, and a few thousand warps leave SMs idle in the last wave. */
 static const int DT_MIN_SUBRANGES_LOG = 15;
-enum { ALIGN = 256 };
 
 typedef struct dt_plan {
   const topk_algo_ops* base;
@@ -75,15 +75,9 @@ typedef struct dt_plan {
   size_t total;
 } dt_plan;
 
-static size_t align_up(size_t x) { return (x + (ALIGN - 1)) & ~(size_t)(ALIGN - 1); }
-
+/* Parts are never empty here: a zero count still takes one aligned slot. */
 static int add_part(size_t* total, size_t* offset, uint64_t count, size_t size) {
-  if (size == 0 || count > (SIZE_MAX - ALIGN) / size) return 0;
-  const size_t bytes = align_up((size_t)(count > 0 ? count : 1) * size);
-  if (bytes > SIZE_MAX - ALIGN - *total) return 0;
-  *offset = *total;
-  *total += bytes;
-  return 1;
+  return topk_ws_add_part(total, offset, count > 0 ? count : 1, size);
 }
 
 static int bits_for(uint64_t v) {
@@ -121,7 +115,7 @@ static topk_problem base_problem(const topk_problem* p, int64_t n, unsigned flag
   q.n = n;
   q.k = p->k;
   q.ld = 0;
-  q.row_offsets = (const int64_t*)(uintptr_t)ALIGN; /* placeholder: "has offsets" (run passes the real ones) */
+  q.row_offsets = (const int64_t*)(uintptr_t)TOPK_WS_ALIGN; /* placeholder: "has offsets" (run passes the real ones) */
   q.index_type = TOPK_INDEX_NONE;
   q.flags = flags;
   q.algo = p->algo;
@@ -186,7 +180,7 @@ static topk_status plan_layout(const topk_problem* p, const topk_device_info* de
   ok = ok && add_part(&total, &L->s1, bk, 8) && add_part(&total, &L->s2, bk, 8);
   ok = ok && add_part(&total, &L->bws, (uint64_t)(L->base_ws > 0 ? L->base_ws : 1), 1);
   TOPK_RETURN_IF(!ok, TOPK_ERR_OUT_OF_MEMORY, "drtopk: the workspace exceeds the address space");
-  L->total = total + (ALIGN - 1);
+  L->total = total + (TOPK_WS_ALIGN - 1);
   return TOPK_SUCCESS;
 }
 
@@ -338,7 +332,7 @@ static topk_status run_planned(const topk_args* a, const dt_plan* L, void* works
   TOPK_RETURN_IF(!workspace || workspace_bytes < L->total, TOPK_ERR_WORKSPACE,
                  "drtopk: workspace of %zu bytes given, %zu needed", workspace ? workspace_bytes : (size_t)0,
                  L->total);
-  char* base = (char*)(((uintptr_t)workspace + (ALIGN - 1)) & ~(uintptr_t)(ALIGN - 1));
+  char* base = topk_ws_base(workspace);
   cudaStream_t s = (cudaStream_t)stream;
   switch (a->p.dtype) { /* 16- and 32-bit keys only: the plan takes the plain base for 64-bit keys */
     case TOPK_F32: return run_beta<TOPK_F32>(a, L, base, s, E);
@@ -470,7 +464,7 @@ extern "C" topk_status topk_drtopk_workload(const topk_problem* p, const void* i
     st->delegate_size = p->batch * per_row * L.beta;
     dt_u64* cnt = (dt_u64*)malloc((size_t)p->batch * sizeof(dt_u64));
     if (!cnt) s = topk_fail(TOPK_ERR_OUT_OF_MEMORY, "drtopk_workload: host buffer");
-    char* b = (char*)(((uintptr_t)ws + (ALIGN - 1)) & ~(uintptr_t)(ALIGN - 1));
+    char* b = topk_ws_base(ws);
     if (s == TOPK_SUCCESS)
       s = TOPK_CUDA_STATUS(cudaMemcpy(cnt, b + L.cnt, (size_t)p->batch * sizeof(dt_u64), cudaMemcpyDeviceToHost));
     for (int64_t r = 0; s == TOPK_SUCCESS && r < p->batch; ++r) st->concat_size += (int64_t)cnt[r];

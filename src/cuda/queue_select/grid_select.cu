@@ -18,6 +18,7 @@
  * when batch x bpr <= GRID_TARGET_PER_SM x SMs, it is at most 4 x 132 x 2048 x 16
  * bytes (~17 MB) on an H100.
  */
+#include "../common/workspace.h"
 #include "queue_select.h"
 
 #include <string.h>
@@ -25,7 +26,6 @@
 static const int64_t GRID_TARGET_PER_SM = 4;   /* blocks per SM the split aims at */
 static const int64_t GRID_MIN_ELEMS = 16384;   /* elements per block at least */
 static const int64_t GRID_MAX_CAND = 1 << 18;  /* candidates per row at most (the merge is one block) */
-enum { GRID_ALIGN = 256 };
 
 static int64_t grid_bpr(const topk_problem* p, const topk_device_info* dev) {
   const int64_t sms = dev && dev->sm_count > 0 ? dev->sm_count : 132;
@@ -45,7 +45,7 @@ static size_t grid_bytes(const topk_problem* p, const topk_device_info* dev) {
   const int64_t bpr = grid_bpr(p, dev);
   if (bpr <= 1) return 0;
   const size_t pair = topk_key_bits(p->dtype) == 64 ? 16 : 8;
-  return (size_t)p->batch * (size_t)bpr * (size_t)p->k * pair + (GRID_ALIGN - 1);
+  return (size_t)p->batch * (size_t)bpr * (size_t)p->k * pair + (TOPK_WS_ALIGN - 1);
 }
 
 static int grid_supports(const topk_problem* p, const topk_device_info* dev, char* why, size_t why_len) {
@@ -69,7 +69,7 @@ static topk_status grid_run(const topk_args* a, void* workspace, size_t workspac
                  need);
   qs_params P = qs_fill_params(a);
   P.bpr = grid_bpr(&a->p, a->dev);
-  P.cand = need > 0 ? (void*)(((uintptr_t)workspace + (GRID_ALIGN - 1)) & ~(uintptr_t)(GRID_ALIGN - 1)) : NULL;
+  P.cand = need > 0 ? (void*)topk_ws_base(workspace) : NULL;
   return table[b][qs_width_col(a->p.dtype)](P, (cudaStream_t)stream);
 }
 

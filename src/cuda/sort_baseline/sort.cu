@@ -55,6 +55,7 @@
 
 #include "../../algo.h"
 #include "../common/cuda_check.h"
+#include "../common/workspace.h"
 #include "../common/keys.cuh"
 #include "sort_kernels.cuh"
 
@@ -68,7 +69,7 @@ static const int64_t GROUP_ITEMS = (int64_t)1 << 28;
 /* Rows at least this long are sorted one by one (full GPU each) unless there are
  * enough of them in a group to give every SM two rows. */
 static const int64_t LONG_ROW = (int64_t)1 << 17;
-enum { ALIGN = 256, THREADS = 256 };
+enum { THREADS = 256 };
 
 /* Every decision and every workspace offset, from the problem alone. */
 typedef struct sort_layout {
@@ -83,18 +84,6 @@ typedef struct sort_layout {
   size_t    keys[2], vals[2], seg_begin, seg_end, cub; /* offsets from the aligned base */
   size_t    total;         /* workspace bytes, alignment slack included */
 } sort_layout;
-
-static size_t align_up(size_t x) { return (x + (ALIGN - 1)) & ~(size_t)(ALIGN - 1); }
-
-/* Appends a part of count * size bytes at *offset, rounded up to ALIGN; 0 on size_t overflow. */
-static int add_part(size_t* total, size_t* offset, uint64_t count, size_t size) {
-  if (count > (SIZE_MAX - ALIGN) / size) return 0;
-  const size_t bytes = align_up((size_t)count * size);
-  if (bytes > SIZE_MAX - ALIGN - *total) return 0;
-  *offset = *total;
-  *total += bytes;
-  return 1;
-}
 
 /* ---- CUB calls: one definition, used for the size query (temp == NULL) and the run */
 
@@ -227,13 +216,13 @@ static topk_status plan_layout(const topk_problem* p, const topk_device_info* de
   const size_t val_slot = L->wide ? 8 : 4;
   const uint64_t items = (uint64_t)L->items, segments = (uint64_t)L->segments;
   size_t total = 0;
-  const int ok = add_part(&total, &L->keys[0], items, key_slot) && add_part(&total, &L->keys[1], items, key_slot) &&
-                 add_part(&total, &L->vals[0], items, val_slot) && add_part(&total, &L->vals[1], items, val_slot) &&
-                 add_part(&total, &L->seg_begin, segments, 8) && add_part(&total, &L->seg_end, segments, 8) &&
-                 add_part(&total, &L->cub, L->cub_bytes, 1);
+  const int ok = topk_ws_add_part(&total, &L->keys[0], items, key_slot) && topk_ws_add_part(&total, &L->keys[1], items, key_slot) &&
+                 topk_ws_add_part(&total, &L->vals[0], items, val_slot) && topk_ws_add_part(&total, &L->vals[1], items, val_slot) &&
+                 topk_ws_add_part(&total, &L->seg_begin, segments, 8) && topk_ws_add_part(&total, &L->seg_end, segments, 8) &&
+                 topk_ws_add_part(&total, &L->cub, L->cub_bytes, 1);
   TOPK_RETURN_IF(!ok, TOPK_ERR_OUT_OF_MEMORY, "sort: the workspace for n=%lld x batch=%lld exceeds the address space",
                  (long long)p->n, (long long)p->batch);
-  L->total = total + (ALIGN - 1);
+  L->total = total + (TOPK_WS_ALIGN - 1);
   return TOPK_SUCCESS;
 }
 
@@ -452,7 +441,7 @@ static topk_status sort_run(const topk_args* a, void* workspace, size_t workspac
   TOPK_FORWARD_IF_ERROR(plan_layout(&a->p, a->dev, &L));
   TOPK_RETURN_IF(!workspace || workspace_bytes < L.total, TOPK_ERR_WORKSPACE,
                  "sort: workspace of %zu bytes given, %zu needed", workspace ? workspace_bytes : (size_t)0, L.total);
-  char* base = (char*)(((uintptr_t)workspace + (ALIGN - 1)) & ~(uintptr_t)(ALIGN - 1));
+  char* base = topk_ws_base(workspace);
   sort_buffers B;
   B.keys[0] = base + L.keys[0];
   B.keys[1] = base + L.keys[1];

@@ -3,13 +3,16 @@
  * markdown tables (CUDA builds only; target drtopk_workload).
  *
  *   drtopk_workload [max_log2_n [section]]     max_log2_n: 24..30 (default 30)
- *                                              section: all (default), ratio, sweep, beta, bw
+ *                                              section: all (default), ratio, sweep, sweepcsv, beta, bw
  *
  * ratio  paper 000 Fig. 20/21: the workload ratio of the delegate layer, i.e. the
  *        elements the steps after the one read of the input work on, as a fraction
  *        of n: delegates / n and concatenated / n, against n (k = 1024) and
  *        against k (n = 2^max), for UD (uniform), ND (normal) and CD (Dr. Top-k's
  *        customised distribution), f32, drtopk_radix.
+ * sweepcsv  the data Rule 4 is fitted on (bench/fit_rule4.py) and checked against
+ *        (tests/test_drtopk_rule4.c), as CSV: UD, every n = 2^24..2^max, k = 4^0..4^8,
+ *        the median ms for every alpha 5..20 (not part of "all").
  * sweep  Rule 4 check: for n = 2^24..2^max and k = 1..2^16, the median time of
  *        drtopk_radix per alpha (TOPK_DRTOPK_ALPHA), the best alpha, the alpha
  *        Rule 4 chooses, and time(Rule 4) / time(best) (the issue asks <= 1.10).
@@ -124,9 +127,10 @@ int main(int argc, char** argv) {
   if ((s = topk_device_malloc(&d_i, (size_t)kmax * 2 * sizeof(int64_t))) != TOPK_SUCCESS) return fail(s, "indices");
   topk_device_props props;
   topk_device_get_props(0, &props);
-  printf("# Dr. Top-k delegate layer: workload and tuning (%s)\n\n", props.name);
+  if (strcmp(section, "sweepcsv") != 0) printf("# Dr. Top-k delegate layer: workload and tuning (%s)\n\n", props.name);
 
-  for (int di = 0; di < 3; ++di) {
+  const int ud_only = !all && strcmp(section, "ratio") != 0; /* every section but ratio runs on UD alone */
+  for (int di = 0; di < (ud_only ? 1 : 3); ++di) {
     gen_opts g = {.dist = dists[di], .seed = 12345u + (uint64_t)di};
     if (gen_fill(host, TOPK_F32, nmax, &g) != 0) return fail(TOPK_ERR_INTERNAL, "gen_fill");
     if ((s = topk_memcpy_to_device(d_in, host, (size_t)nmax * sizeof(float))) != TOPK_SUCCESS) return fail(s, "copy");
@@ -184,6 +188,22 @@ int main(int argc, char** argv) {
         }
       }
       printf("\n");
+    }
+
+    if (strcmp(section, "sweepcsv") == 0 && di == 0) {
+      /* the fitting data of src/drtopk_rule4.c (bench/fit_rule4.py, tests/test_drtopk_rule4.c) */
+      printf("device,dist,n,k,alpha,median_ms\n");
+      for (int ln = 24; ln <= max_log; ++ln)
+        for (int lk = 0; lk <= 16; lk += 2)
+          for (int a = TOPK_DRTOPK_ALPHA_MIN; a <= TOPK_DRTOPK_ALPHA_MAX && a < ln; ++a) {
+            topk_problem p = {.batch = 1, .n = (int64_t)1 << ln, .k = (int64_t)1 << lk, .algo = TOPK_ALGO_DRTOPK_RADIX};
+            set_alpha(a);
+            const float t = time_select(&p, d_in, d_v, d_i);
+            if (t < 0) return fail(TOPK_ERR_INTERNAL, "sweep timing");
+            printf("%s,uniform,%lld,%lld,%d,%.5f\n", props.name, (long long)p.n, (long long)p.k, a, t);
+            fflush(stdout);
+          }
+      set_alpha(0);
     }
 
     if ((all || strcmp(section, "beta") == 0) && di == 0) {

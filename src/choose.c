@@ -8,10 +8,12 @@
  * issue. In order:
  *   1. max_iter > 0 (RTop-K early stopping requested): rtopk where it supports the shape,
  *      else the exact result, which the approximate contract allows.
- *   2. one row, keys of at most 32 bits, n >= 2^24, k <= 2^15: drtopk_radix.
- *      h100_targets_single.csv (n = 2^30, k 1..2^15, uniform/normal/radix-adversarial):
- *      1.5-2.7 ms against AIR's 8.8-17.2 ms; bench/results/md/h100_drtopk_ratio.md (n 2^24..2^28):
- *      0.13-0.79 ms, below AIR's times for those sizes.
+ *   2. one row, keys of at most 32 bits, drtopk_radix for n >= 2^24 and k <= 2^12,
+ *      n >= 2^26 and k <= 2^18, n >= 2^29 and k <= 2^20. h100_drtopk_cut.csv (n 2^24, 2^27,
+ *      2^30, k 4^0..4^10, UD/ND/CD): it beats AIR in every such case (2^30: 1.45-2.99 ms
+ *      against 4.4-7.2 ms; 2^27, k = 2^18: 0.55 ms against 0.68-0.98); AIR wins at 2^27,
+ *      k = 2^20 and at 2^24 from k = 2^14 (normal, CD). h100_targets_single_drtopk_s3.csv:
+ *      radix-adversarial at 2^30, 1.48-1.59 ms.
  *   3. 2^16..2^20 rows of 64..1024 elements, k <= 128: rtopk. h100_targets_rowwise.csv,
  *      h100_targets_moe.csv: 1.4-3.5x faster than AIR in all 15 cases.
  *   4. 10^4 rows or more of 1000..128000 elements, k <= 1000: warp_select.
@@ -37,7 +39,10 @@ const topk_algo_ops* topk_choose(const topk_problem* p, topk_backend backend, co
   const int key_bits = topk_key_bits(p->dtype);
   const int uniform_rows = p->row_offsets == 0;
   if (p->max_iter > 0 && (ops = if_supported(TOPK_ALGO_RTOPK, p, dev))) return ops;
-  if (p->batch == 1 && uniform_rows && key_bits <= 32 && p->n >= ((int64_t)1 << 24) && p->k <= ((int64_t)1 << 15) &&
+  const int64_t dr_kmax = p->n >= ((int64_t)1 << 29)   ? ((int64_t)1 << 20)
+                         : p->n >= ((int64_t)1 << 26) ? ((int64_t)1 << 18)
+                                                      : ((int64_t)1 << 12);
+  if (p->batch == 1 && uniform_rows && key_bits <= 32 && p->n >= ((int64_t)1 << 24) && p->k <= dr_kmax &&
       (ops = if_supported(TOPK_ALGO_DRTOPK_RADIX, p, dev)))
     return ops;
   if (uniform_rows && p->batch >= ((int64_t)1 << 16) && p->batch <= ((int64_t)1 << 20) && p->n >= 64 && p->n <= 1024 && p->k <= 128 &&

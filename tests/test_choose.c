@@ -22,8 +22,9 @@ TEST(every_choice_supports_its_problem) {
   static const topk_dtype dts[] = {TOPK_F32, TOPK_BF16, TOPK_F16, TOPK_F64, TOPK_I32, TOPK_U64};
   static const int64_t batches[] = {1, 7, 100, 132, 133, 4096, 10000, 1 << 16, 1 << 20};
   static const int64_t ns[] = {1, 64, 100, 1000, 1024, 4096, 4097, 32000, 128000, 128001,
-                               1 << 20, (int64_t)1 << 24, (int64_t)1 << 30};
-  static const int64_t ks[] = {1, 8, 100, 128, 129, 1000, 1001, 2048, 2049, 1 << 15, (1 << 15) + 1};
+                               1 << 20, (int64_t)1 << 24, (int64_t)1 << 26, (int64_t)1 << 29, (int64_t)1 << 30};
+  static const int64_t ks[] = {1, 8, 100, 128, 129, 1000, 1001, 2048, 2049, 4096, 4097, 1 << 15, (1 << 15) + 1,
+                               1 << 18, (1 << 18) + 1, 1 << 20, (1 << 20) + 1};
   static const int64_t offsets_stub[2] = {0, 0}; /* never read: supports() sees only "has offsets" */
   static const unsigned flag_sets[] = {0u, TOPK_SORTED, TOPK_SMALLEST | TOPK_NONDETERMINISTIC};
   static const int max_iters[] = {0, 5};
@@ -66,6 +67,10 @@ TEST(rules_pick_the_measured_winner) {
   const topk_device_info h100 = {.cc_major = 9, .sm_count = 132, .smem_per_block_optin = 227 << 10};
   struct { topk_problem p; topk_algo want; } cases[] = {
       {{.batch = 1, .n = (int64_t)1 << 28, .k = 1024}, TOPK_ALGO_DRTOPK_RADIX},
+      {{.batch = 1, .n = (int64_t)1 << 30, .k = (int64_t)1 << 20}, TOPK_ALGO_DRTOPK_RADIX},
+      {{.batch = 1, .n = (int64_t)1 << 27, .k = (int64_t)1 << 18}, TOPK_ALGO_DRTOPK_RADIX},
+      {{.batch = 1, .n = (int64_t)1 << 27, .k = (int64_t)1 << 20}, TOPK_ALGO_AIR_RADIX},
+      {{.batch = 1, .n = (int64_t)1 << 24, .k = (int64_t)1 << 16}, TOPK_ALGO_AIR_RADIX},
       {{.batch = 1 << 18, .n = 768, .k = 128}, TOPK_ALGO_RTOPK},
       {{.batch = 65536, .n = 256, .k = 8, .flags = TOPK_SORTED}, TOPK_ALGO_RTOPK},
       {{.batch = 10000, .n = 128000, .k = 100, .flags = TOPK_SMALLEST | TOPK_SORTED}, TOPK_ALGO_WARP_SELECT},

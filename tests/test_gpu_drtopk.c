@@ -17,7 +17,6 @@
  *   compute-sanitizer --tool memcheck ./test_gpu_drtopk sanitizer_small
  *   compute-sanitizer --tool racecheck ./test_gpu_drtopk sanitizer_small
  */
-#define _POSIX_C_SOURCE 200809L /* setenv, unsetenv */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -296,90 +295,6 @@ TEST(limits) {
   return TEST_OK;
 }
 
-/* Median ms of topk_select over 7 runs (after 2 warm-ups); < 0 on error. */
-static double time_select(const topk_problem* p, const void* d_in, void* d_v, void* d_i) {
-  size_t bytes = 0;
-  void* ws = NULL;
-  topk_event *e0 = NULL, *e1 = NULL;
-  double t[7], res = -1.0;
-  if (topk_workspace_size(p, &bytes) != TOPK_SUCCESS) return -1.0;
-  if (bytes && topk_device_malloc(&ws, bytes) != TOPK_SUCCESS) return -1.0;
-  if (topk_event_create(&e0) == TOPK_SUCCESS && topk_event_create(&e1) == TOPK_SUCCESS) {
-    int ok = 1;
-    for (int r = 0; r < 9 && ok; ++r) {
-      float ms = 0;
-      ok = topk_event_record(e0, NULL) == TOPK_SUCCESS && topk_select(p, d_in, d_v, d_i, ws, bytes, NULL) == TOPK_SUCCESS &&
-           topk_event_record(e1, NULL) == TOPK_SUCCESS && topk_event_elapsed_ms(e0, e1, &ms) == TOPK_SUCCESS;
-      if (r >= 2) t[r - 2] = ms;
-    }
-    if (ok) {
-      for (int i = 1; i < 7; ++i) /* insertion sort */
-        for (int j = i; j > 0 && t[j] < t[j - 1]; --j) {
-          const double x = t[j];
-          t[j] = t[j - 1];
-          t[j - 1] = x;
-        }
-      res = t[3];
-    }
-  }
-  topk_event_destroy(e0);
-  topk_event_destroy(e1);
-  topk_device_free(ws);
-  return res;
-}
-
-/*
- * Rule 4 (paper 000 sec. 5.2): the alpha it chooses is within 10 % of the best alpha of
- * a sweep (5..20), for n = 2^24..2^30 and k = 1..2^16 (uniform f32, drtopk_radix). A
- * timing test on a 4 GB input: opt-in (TOPK_TEST_RULE4=1), skipped otherwise.
- * bench/drtopk_workload prints the same sweep as a table.
- */
-TEST(rule4_sweep) {
-  GPU_SKIP_WITHOUT_DEVICE();
-  const char* on = getenv("TOPK_TEST_RULE4");
-  if (!on || on[0] != '1') return TEST_SKIP;
-  const int64_t nmax = (int64_t)1 << 30;
-  float* host = (float*)malloc((size_t)nmax * sizeof(float));
-  void *d_in = NULL, *d_v = NULL, *d_i = NULL;
-  ASSERT_TRUE(host != NULL);
-  gen_opts g = {.dist = GEN_UNIFORM, .seed = test_seed()};
-  ASSERT_EQ_I64(gen_fill(host, TOPK_F32, nmax, &g), 0);
-  ASSERT_STATUS(topk_device_malloc(&d_in, (size_t)nmax * sizeof(float)), TOPK_SUCCESS);
-  ASSERT_STATUS(topk_device_malloc(&d_v, ((size_t)1 << 16) * sizeof(float)), TOPK_SUCCESS);
-  ASSERT_STATUS(topk_device_malloc(&d_i, ((size_t)1 << 16) * sizeof(int64_t)), TOPK_SUCCESS);
-  ASSERT_STATUS(topk_memcpy_to_device(d_in, host, (size_t)nmax * sizeof(float)), TOPK_SUCCESS);
-  free(host);
-  int bad = 0;
-  for (int ln = 24; ln <= 30; ln += 2)
-    for (int lk = 0; lk <= 16; lk += 4) {
-      topk_problem p = {.batch = 1, .n = (int64_t)1 << ln, .k = (int64_t)1 << lk, .algo = TOPK_ALGO_DRTOPK_RADIX,
-                        .backend = TOPK_BACKEND_CUDA};
-      double best = -1.0;
-      int best_a = 0;
-      for (int a = 5; a <= 20 && a < ln; ++a) {
-        char buf[8];
-        snprintf(buf, sizeof buf, "%d", a);
-        setenv("TOPK_DRTOPK_ALPHA", buf, 1);
-        const double t = time_select(&p, d_in, d_v, d_i);
-        if (t > 0 && (best < 0 || t < best)) {
-          best = t;
-          best_a = a;
-        }
-      }
-      unsetenv("TOPK_DRTOPK_ALPHA");
-      const double rule = time_select(&p, d_in, d_v, d_i);
-      const int ok = best > 0 && rule > 0 && rule <= 1.10 * best;
-      fprintf(stderr, "  n 2^%d k 2^%d: best alpha %d %.3f ms, Rule 4 %.3f ms (%.2fx)%s\n", ln, lk, best_a, best, rule,
-              best > 0 ? rule / best : -1.0, ok ? "" : "  <-- more than 10 % slower");
-      bad += !ok;
-    }
-  topk_device_free(d_in);
-  topk_device_free(d_v);
-  topk_device_free(d_i);
-  ASSERT_EQ_I64(bad, 0);
-  return TEST_OK;
-}
-
 #define LIST(X)            \
   X(sanitizer_small)       \
   X(dtypes_directions)     \
@@ -392,6 +307,5 @@ TEST(rule4_sweep) {
   X(delegate_paths)        \
   X(large_n)               \
   X(library_workspace)     \
-  X(limits)                \
-  X(rule4_sweep)
+  X(limits)
 TEST_MAIN(LIST)

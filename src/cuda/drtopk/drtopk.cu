@@ -23,17 +23,15 @@
  * or rows of 2^(64 - KB) elements or more) or when the capacity bound B is not
  * below the row length (the layer cannot save anything).
  *
- * Subrange size (Rule 4, sec. 5.2): the paper's cost model balances the delegate
- * work (n / S) against the concatenation (k * S): alpha = round((log2 n - log2 k) / 2)
- * + C, clamped to [5, 20] and to at least 2^15 subranges per row (load balance of the
- * warp-per-subrange kernels). C = DT_RULE4_C (fit on the H100
- * with bench/drtopk_workload's alpha sweep). Beta (Rule 3) defaults to DT_BETA.
+ * Subrange size: Rule 4 (sec. 5.2), src/drtopk_rule4.c, with its constants fitted
+ * on the H100 from bench/drtopk_workload's alpha sweep. Beta (Rule 3) defaults to DT_BETA.
  * Knobs (environment, read at every call): TOPK_DRTOPK_ALPHA (force alpha),
  * TOPK_DRTOPK_BETA (1..4), TOPK_DRTOPK_RULE4_C, TOPK_DRTOPK_BUILD=warp|smem (force
  * a delegate kernel; smem needs S <= 64).
  *
  * Workspace (each part rounded to 256 bytes, plus 255 for alignment):
- *   tc, cnt: batch u64 each; off1, off2: batch + 1 int64 each
+ *   tc, cnt, nfull: batch u64 each; off1, off2: batch + 1 int64 each
+ *   full subrange lists: batch x (floor(k / beta) + 1) int64
  *   delegates (floor(N / S) + batch) * beta u64, N = all elements
  *   concatenated min(N, batch * B) u64
  *   s1, s2: batch x k u64 (the two base results)
@@ -48,6 +46,7 @@
 #include <string.h>
 
 #include "../../algo.h"
+#include "../../drtopk_rule4.h"
 #include "../common/cuda_check.h"
 #include "../common/workspace.h"
 #include "../common/keys.cuh"
@@ -56,13 +55,7 @@
 
 /* ------------------------------------------------------------------ tuning */
 
-static const int DT_RULE4_C = 3;   /* Rule 4's constant (the paper's value); refit on the H100 */
 static const int DT_BETA = 2;      /* Rule 3: the paper found beta = 2 best */
-static const int DT_ALPHA_MIN = 5; /* a subrange fills at least one warp load */
-static const int DT_ALPHA_MAX = 20;
-/* Rule 4 keeps at least 2^DT_MIN_SUBRANGES_LOG subranges per row (when alpha >= DT_ALPHA_MIN
- * allows it): one warp per subrange, and a few thousand warps leave SMs idle in the last wave. */
-static const int DT_MIN_SUBRANGES_LOG = 15;
 
 typedef struct dt_plan {
   const topk_algo_ops* base;
@@ -71,7 +64,8 @@ typedef struct dt_plan {
   int64_t S, bound, N, d_total, c_total;
   topk_problem p1, p2;    /* the base's two problems (row_offsets filled at run) */
   size_t base_ws;
-  size_t tc, cnt, off1, off2, dele, conc, s1, s2, bws;
+  int64_t fcap;           /* full subranges per row: floor(k / beta) + 1 */
+  size_t tc, cnt, nfull, full, off1, off2, dele, conc, s1, s2, bws;
   size_t total;
 } dt_plan;
 
@@ -92,18 +86,6 @@ static int env_int(const char* name, int fallback) {
   char* end = NULL;
   long v = strtol(s, &end, 10);
   return (end && *end == 0) ? (int)v : fallback;
-}
-
-extern "C" int topk_drtopk_rule4_alpha(int64_t n, int64_t k) {
-  if (n < 1) n = 1;
-  if (k < 1) k = 1;
-  const int c = env_int("TOPK_DRTOPK_RULE4_C", DT_RULE4_C);
-  int a = (int)floor((log2((double)n) - log2((double)k)) / 2.0 + 0.5) + c;
-  const int cap = bits_for((uint64_t)n) - 1 - DT_MIN_SUBRANGES_LOG; /* S <= n / 2^15 */
-  if (a > cap) a = cap;
-  if (a > DT_ALPHA_MAX) a = DT_ALPHA_MAX;
-  if (a < DT_ALPHA_MIN) a = DT_ALPHA_MIN;
-  return a;
 }
 
 /* The base problem of one step: composites as U64 rows given by device offsets. */
@@ -134,7 +116,7 @@ static topk_status plan_layout(const topk_problem* p, const topk_device_info* de
   const int64_t navg = p->row_offsets ? (p->batch > 0 ? p->n / p->batch : p->n) : p->n;
   L->ib = bits_for((uint64_t)(p->n > 0 ? p->n : 1)); /* 2^ib > every row length, so imask - idx >= 1 */
   const int forced_alpha = env_int("TOPK_DRTOPK_ALPHA", 0);
-  L->alpha = forced_alpha >= DT_ALPHA_MIN && forced_alpha <= 30 ? forced_alpha : topk_drtopk_rule4_alpha(navg, p->k);
+  L->alpha = forced_alpha >= TOPK_DRTOPK_ALPHA_MIN && forced_alpha <= 30 ? forced_alpha : topk_drtopk_rule4_alpha(navg, p->k);
   L->beta = env_int("TOPK_DRTOPK_BETA", DT_BETA);
   if (L->beta < 1 || L->beta > 4) L->beta = DT_BETA;
   L->S = (int64_t)1 << L->alpha;
@@ -174,7 +156,11 @@ static topk_status plan_layout(const topk_problem* p, const topk_device_info* de
   TOPK_FORWARD_IF_ERROR(base->workspace_size(&L->p2, dev, &w2));
   L->base_ws = w1 > w2 ? w1 : w2;
   const uint64_t bk = (uint64_t)p->batch * (uint64_t)p->k;
+  L->fcap = kb_;
   ok = ok && add_part(&total, &L->tc, (uint64_t)p->batch, 8) && add_part(&total, &L->cnt, (uint64_t)p->batch, 8);
+  ok = ok && add_part(&total, &L->nfull, (uint64_t)p->batch, 8) &&
+       (uint64_t)L->fcap <= UINT64_MAX / (uint64_t)p->batch &&
+       add_part(&total, &L->full, (uint64_t)p->batch * (uint64_t)L->fcap, 8);
   ok = ok && add_part(&total, &L->off1, (uint64_t)p->batch + 1, 8) && add_part(&total, &L->off2, (uint64_t)p->batch + 1, 8);
   ok = ok && add_part(&total, &L->dele, (uint64_t)L->d_total, 8) && add_part(&total, &L->conc, (uint64_t)L->c_total, 8);
   ok = ok && add_part(&total, &L->s1, bk, 8) && add_part(&total, &L->s2, bk, 8);
@@ -199,13 +185,14 @@ static int grid_cap(const topk_device_info* dev, int64_t blocks, int per_sm) {
 
 template <topk_dtype DT, int BETA>
 static topk_status launch_build(const dt_plan* L, const dt_params& P, const topk_device_info* dev, cudaStream_t s) {
+  typedef typename topk_dtype_traits<DT>::raw_t RawT;
   const unsigned gy = (unsigned)(P.batch < 65535 ? P.batch : 65535);
   const int64_t slots_row = P.n / L->S + 2; /* the longest row's slots (n: whole buffer with offsets) */
   const int per_row_cap = grid_cap(dev, (int64_t)1 << 40, 32) / (int)gy;
   if (L->smem_build) {
     const int64_t blocks = (slots_row + 127) / 128; /* 4 warps x 32 subranges */
     const unsigned gx = (unsigned)(blocks < per_row_cap ? (blocks < 1 ? 1 : blocks) : (per_row_cap < 1 ? 1 : per_row_cap));
-    const size_t smem = (size_t)(DT_SMEM_THREADS / 32) * 32 * (size_t)(L->S + 1) * 4;
+    const size_t smem = (size_t)(DT_SMEM_THREADS / 32) * 32 * ((size_t)L->S * sizeof(RawT) + 16);
     dt_delegate_smem_kernel<DT, BETA><<<dim3(gx, gy), DT_SMEM_THREADS, smem, s>>>(P);
     TOPK_CUDA_TRY_LAUNCH("dt_delegate_smem_kernel");
   } else {
@@ -226,6 +213,21 @@ static topk_status launch_concat(const dt_plan* L, const dt_params& P, const top
   const unsigned gx = (unsigned)(blocks < per_row_cap ? (blocks < 1 ? 1 : blocks) : (per_row_cap < 1 ? 1 : per_row_cap));
   dt_concat_kernel<DT, BETA><<<dim3(gx, gy), DT_THREADS, 0, s>>>(P);
   TOPK_CUDA_TRY_LAUNCH("dt_concat_kernel");
+  return TOPK_SUCCESS;
+}
+
+/* The full subranges' scan: (subrange, chunk) items, 8 warps per block. */
+template <topk_dtype DT>
+static topk_status launch_full(const dt_plan* L, const dt_params& P, const topk_device_info* dev, cudaStream_t s) {
+  typedef typename topk_dtype_traits<DT>::raw_t RawT;
+  const int64_t ch = 32 * (16 / (int64_t)sizeof(RawT)) * DT_UNROLL;
+  const unsigned gy = (unsigned)(P.batch < 65535 ? P.batch : 65535);
+  const int64_t items = L->fcap * ((L->S + ch - 1) / ch);
+  const int per_row_cap = grid_cap(dev, (int64_t)1 << 40, 16) / (int)gy;
+  const int64_t blocks = (items + 7) / 8;
+  const unsigned gx = (unsigned)(blocks < per_row_cap ? (blocks < 1 ? 1 : blocks) : (per_row_cap < 1 ? 1 : per_row_cap));
+  dt_full_kernel<DT><<<dim3(gx, gy), DT_THREADS, 0, s>>>(P);
+  TOPK_CUDA_TRY_LAUNCH("dt_full_kernel");
   return TOPK_SUCCESS;
 }
 
@@ -256,6 +258,9 @@ static topk_status run_steps(const topk_args* a, const dt_plan* L, char* base, c
   P.conc = (dt_u64*)(base + L->conc);
   P.tc = (dt_u64*)(base + L->tc);
   P.cnt = (dt_u64*)(base + L->cnt);
+  P.nfull = (dt_u64*)(base + L->nfull);
+  P.full = (int64_t*)(base + L->full);
+  P.fcap = L->fcap;
   P.off1 = (int64_t*)(base + L->off1);
   P.off2 = (int64_t*)(base + L->off2);
   P.s1 = (const dt_u64*)(base + L->s1);
@@ -288,6 +293,7 @@ static topk_status run_steps(const topk_args* a, const dt_plan* L, char* base, c
   TOPK_FORWARD_IF_ERROR(record(E, 3, s));
 
   TOPK_FORWARD_IF_ERROR((launch_concat<DT, BETA>(L, P, dev, s)));
+  TOPK_FORWARD_IF_ERROR((launch_full<DT>(L, P, dev, s)));
   {
     const unsigned gy = (unsigned)(P.batch < 65535 ? P.batch : 65535);
     const int64_t per_row = P.batch > 1 ? (L->bound + DT_THREADS - 1) / DT_THREADS : 1;

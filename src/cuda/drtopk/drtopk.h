@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "topk.h"
+#include "../../drtopk_rule4.h" /* topk_drtopk_rule4_alpha */
 
 #ifdef __cplusplus
 extern "C" {
@@ -35,8 +36,6 @@ typedef struct topk_drtopk_stats {
 topk_status topk_drtopk_workload(const topk_problem* p, const void* in, void* out_values, void* out_indices,
                                  topk_drtopk_stats* st);
 
-/* The alpha Rule 4 gives for a row of n elements and k (with the fitted constant). */
-int topk_drtopk_rule4_alpha(int64_t n, int64_t k);
 
 #ifdef __cplusplus
 }

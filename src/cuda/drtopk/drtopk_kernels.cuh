@@ -14,14 +14,18 @@
  *      (dt_delegate_warp_kernel: one warp per subrange, 16-byte loads;
  *      dt_delegate_smem_kernel for S <= 64: a warp stages 32 subranges in shared
  *      memory with coalesced loads, then each lane scans one subrange, no shuffles).
+ *      Per element both keep 32-bit (key, offset) pairs; composites are formed per
+ *      subrange.
  *   2. first top-k (the base, on the delegate vector); Tc = the k-th best delegate
  *      (dt_threshold_kernel); Tc = 0 when the row has fewer than k delegates.
  *   3. Rule 2 filtering + concatenation (dt_concat_kernel): the elements with
  *      composite >= Tc. A subrange whose beta-th delegate is >= Tc is scanned whole
  *      ("full"); every other subrange contributes only its delegates >= Tc (its
- *      other elements are below its beta-th delegate, hence below Tc). Positions
- *      come from warp-aggregated atomics; the order does not matter because the
- *      composite carries the original index.
+ *      other elements are below its beta-th delegate, hence below Tc). Full
+ *      subranges are listed (at most floor(k / beta) + 1 per row, see Bound) and
+ *      scanned by dt_full_kernel over the whole grid. Positions come from
+ *      warp-aggregated atomics; the order does not matter because the composite
+ *      carries the original index.
  *   4. second top-k (the base, on the concatenated composites); dt_emit_kernel
  *      decodes index = imask - low bits and reads the value back from the input.
  *
@@ -73,6 +77,9 @@ struct dt_params {
   dt_u64* conc;
   dt_u64* tc;             /* batch thresholds */
   dt_u64* cnt;            /* batch concatenation counters */
+  dt_u64* nfull;          /* batch: full subranges listed */
+  int64_t* full;          /* batch x fcap: the full subranges of each row */
+  int64_t fcap;           /* floor(k / beta) + 1 */
   int64_t* off1;          /* batch + 1: delegate rows (base offsets, stage 1) */
   int64_t* off2;          /* batch + 1: concatenated rows (stage 2) */
   const dt_u64* s1;       /* batch x k: stage-1 results */
@@ -133,16 +140,52 @@ __device__ __forceinline__ dt_u64 dt_comp(dt_u64 key, int64_t idx, int ib, dt_u6
   return (key << ib) | (imask - (dt_u64)idx);
 }
 
-/* Inserts c into t[0..BETA) kept sorted best first; the smallest falls out. */
+/*
+ * A lane's running top BETA of a subrange, best first, as 32-bit (rank key, offset
+ * in the subrange) pairs: cheaper than 64-bit composites in the per-element loop,
+ * which is what bounds the delegate kernels at small subranges. Empty slots are
+ * (0, DT_EMPTY), so every real element beats them; composites are formed once per
+ * subrange (dt_list_comp).
+ */
+#define DT_EMPTY 0xFFFFFFFFu
+
+/* (x, o) before (k, e) in the contract's order: better key, then lower offset. */
+__device__ __forceinline__ bool dt_better(uint32_t x, uint32_t o, uint32_t k, uint32_t e) {
+  return x > k || (x == k && o < e);
+}
+
 template <int BETA>
-__device__ __forceinline__ void dt_insert(dt_u64 (&t)[BETA], dt_u64 c) {
-  if (c <= t[BETA - 1]) return;
+__device__ __forceinline__ void dt_list_clear(uint32_t (&tk)[BETA], uint32_t (&to)[BETA]) {
 #pragma unroll
   for (int q = 0; q < BETA; ++q) {
-    const dt_u64 hi = t[q] > c ? t[q] : c;
-    c = t[q] > c ? c : t[q];
-    t[q] = hi;
+    tk[q] = 0;
+    to[q] = DT_EMPTY;
   }
+}
+
+/*
+ * Inserts (x, o); b[q] = "(x, o) goes before slot q" is monotone in q (the list is
+ * sorted), so slot q takes slot q-1 when b[q-1], (x, o) when only b[q], else stays.
+ * STRICT: every slot is real and o is larger than every offset in the list (a lane
+ * offers its elements in index order), so "before" reduces to x > key.
+ */
+template <int BETA, bool STRICT>
+__device__ __forceinline__ void dt_list_push(uint32_t (&tk)[BETA], uint32_t (&to)[BETA], uint32_t x, uint32_t o) {
+  bool b[BETA];
+#pragma unroll
+  for (int q = 0; q < BETA; ++q) b[q] = STRICT ? x > tk[q] : dt_better(x, o, tk[q], to[q]);
+#pragma unroll
+  for (int q = BETA - 1; q >= 0; --q) {
+    const bool prev = q > 0 ? b[q > 0 ? q - 1 : 0] : false;
+    const uint32_t nk = prev ? tk[q > 0 ? q - 1 : 0] : x, no = prev ? to[q > 0 ? q - 1 : 0] : o;
+    tk[q] = b[q] ? nk : tk[q];
+    to[q] = b[q] ? no : to[q];
+  }
+}
+
+/* Slot q as a composite (0 when empty); base = the subrange's first index in the row. */
+__device__ __forceinline__ dt_u64 dt_list_comp(uint32_t k, uint32_t o, int64_t base, int ib, dt_u64 imask) {
+  return o == DT_EMPTY ? 0ull : ((dt_u64)k << ib) | (imask - (dt_u64)(base + o));
 }
 
 /* Warp-aggregated atomic: this lane's first slot of c slots taken from *ctr. All 32 lanes call it. */
@@ -169,6 +212,7 @@ static __global__ void dt_prep_kernel(const dt_params P) {
     P.off1[r] = dt_dbase(P, R, r);
     P.off2[r] = dt_cbase(P, R, r);
     P.cnt[r] = 0;
+    P.nfull[r] = 0;
     if (r == P.batch - 1) P.off1[P.batch] = dt_dbase(P, R, r) + dt_nslots(P, R) * P.beta;
   }
 }
@@ -184,8 +228,9 @@ __device__ __forceinline__ RawT dt_lane_elem(const uint4& v, int e) {
 /*
  * Warp-centric delegates (sec. 5.1): warp w of the grid takes subrange slots w,
  * w + warps, ... of each row (rows over blockIdx.y); lanes read 16-byte vectors
- * (DT_UNROLL in flight), keep their top BETA composites in registers, then BETA
- * rounds of a warp max (shuffles) give the subrange's BETA delegates.
+ * (DT_UNROLL in flight) and keep their top BETA in registers (offered in index
+ * order, so a 32-bit key test rejects most elements); then BETA rounds of a warp
+ * max over composites (shuffles) give the subrange's BETA delegates.
  */
 template <topk_dtype DT, int BETA>
 __global__ void __launch_bounds__(DT_THREADS) dt_delegate_warp_kernel(const dt_params P) {
@@ -203,16 +248,16 @@ __global__ void __launch_bounds__(DT_THREADS) dt_delegate_warp_kernel(const dt_p
     const bool aligned = ((uintptr_t)row & 15) == 0;
     dt_u64* d = P.dele + dt_dbase(P, R, r);
     for (int64_t j = warp0; j < slots; j += warps) {
-      dt_u64 t[BETA];
-#pragma unroll
-      for (int q = 0; q < BETA; ++q) t[q] = 0;
+      uint32_t tk[BETA], to[BETA];
+      dt_list_clear<BETA>(tk, to);
+      const int64_t lo = j * S;
       if (j < m) {
-        const int64_t lo = j * S, hi = lo + S < R.len ? lo + S : R.len;
-        int64_t tail = lo;
+        const uint32_t len = (uint32_t)(lo + S < R.len ? S : R.len - lo);
+        uint32_t tail = 0;
         if (aligned) {
           const uint4* v = (const uint4*)(row + lo); /* S * es is a multiple of 16 */
-          const int64_t nv = (hi - lo) / VEC;
-          for (int64_t q0 = lane; q0 < nv; q0 += 32 * DT_UNROLL) {
+          const uint32_t nv = len / VEC;
+          for (uint32_t q0 = lane; q0 < nv; q0 += 32 * DT_UNROLL) {
             uint4 x[DT_UNROLL];
 #pragma unroll
             for (int u = 0; u < DT_UNROLL; ++u)
@@ -220,20 +265,25 @@ __global__ void __launch_bounds__(DT_THREADS) dt_delegate_warp_kernel(const dt_p
 #pragma unroll
             for (int u = 0; u < DT_UNROLL; ++u) {
               if (q0 + u * 32 < nv) {
-                const int64_t i0 = lo + (q0 + u * 32) * VEC;
+                const uint32_t o0 = (q0 + u * 32) * VEC;
 #pragma unroll
                 for (int e = 0; e < VEC; ++e) {
-                  const dt_u64 key = topk_to_rank_key<DT>(dt_lane_elem<RawT>(x[u], e), smallest);
-                  dt_insert<BETA>(t, dt_comp(key, i0 + e, P.ib, P.imask));
+                  const uint32_t key = (uint32_t)topk_to_rank_key<DT>(dt_lane_elem<RawT>(x[u], e), smallest);
+                  if (dt_better(key, o0 + e, tk[BETA - 1], to[BETA - 1])) dt_list_push<BETA, false>(tk, to, key, o0 + e);
                 }
               }
             }
           }
-          tail = lo + nv * VEC;
+          tail = nv * VEC;
         }
-        for (int64_t i = tail + lane; i < hi; i += 32)
-          dt_insert<BETA>(t, dt_comp(topk_to_rank_key<DT>(row[i], smallest), i, P.ib, P.imask));
+        for (uint32_t o = tail + lane; o < len; o += 32) {
+          const uint32_t key = (uint32_t)topk_to_rank_key<DT>(row[lo + o], smallest);
+          if (dt_better(key, o, tk[BETA - 1], to[BETA - 1])) dt_list_push<BETA, false>(tk, to, key, o);
+        }
       }
+      dt_u64 t[BETA];
+#pragma unroll
+      for (int q = 0; q < BETA; ++q) t[q] = dt_list_comp(tk[q], to[q], lo, P.ib, P.imask);
 #pragma unroll
       for (int q = 0; q < BETA; ++q) {
         dt_u64 best = t[0];
@@ -254,21 +304,25 @@ __global__ void __launch_bounds__(DT_THREADS) dt_delegate_warp_kernel(const dt_p
 }
 
 /*
- * Shared-memory delegates for small subranges (sec. 5.3): each warp loads 32
- * consecutive subranges (32 * S elements) with coalesced 16-byte loads into its
- * shared area as 32-bit rank keys, one padding word per subrange (bank of lane i's
- * q-th key: (i * (S + 1) + q) mod 32 = (i + q) mod 32 for S a multiple of 32:
- * conflict-free); then lane i scans subrange i alone: no shuffles.
- * Dynamic shared memory: DT_SMEM_THREADS / 32 * 32 * (S + 1) * 4 bytes.
+ * Shared-memory delegates for small subranges (sec. 5.3): each warp copies 32
+ * consecutive subranges (32 x S elements) into its shared area with coalesced
+ * 16-byte loads and 16-byte stores, raw, one 16-byte pad per subrange; then lane i
+ * scans subrange i alone with 16-byte shared loads: no shuffles. Bank check (a
+ * 16-byte access is served 8 lanes at a time): subrange i starts at 16-byte slot
+ * i x (SV + 1), SV = S x es / 16, so 8 consecutive lanes reading their j-th vector
+ * hit slots congruent to i x (SV + 1) + j mod 8, distinct for SV = 4 or a multiple of 8.
+ * Dynamic shared memory: DT_SMEM_THREADS / 32 x 32 x (S x es + 16) bytes.
  */
 template <topk_dtype DT, int BETA>
 __global__ void __launch_bounds__(DT_SMEM_THREADS) dt_delegate_smem_kernel(const dt_params P) {
   typedef typename topk_dtype_traits<DT>::raw_t RawT;
   constexpr int VEC = 16 / (int)sizeof(RawT);
-  extern __shared__ uint32_t dt_smem[];
+  constexpr int LOG_VEC = VEC == 8 ? 3 : 2;
+  extern __shared__ uint4 dt_smem4[];
   const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5;
   const int S = 1 << P.alpha;
-  uint32_t* my = dt_smem + (int64_t)wib * 32 * (S + 1);
+  const int lsv = P.alpha - LOG_VEC, SV = 1 << lsv; /* 16-byte vectors per subrange */
+  uint4* my = dt_smem4 + wib * 32 * (SV + 1);
   const int64_t warp0 = ((int64_t)blockIdx.x * DT_SMEM_THREADS + threadIdx.x) >> 5;
   const int64_t warps = (int64_t)gridDim.x * (DT_SMEM_THREADS / 32);
   const bool smallest = P.smallest != 0;
@@ -282,45 +336,75 @@ __global__ void __launch_bounds__(DT_SMEM_THREADS) dt_delegate_smem_kernel(const
     for (int64_t g = warp0; g < groups; g += warps) {
       const int64_t lo = g * 32 * S;
       const int64_t hi = lo + 32 * (int64_t)S < R.len ? lo + 32 * (int64_t)S : R.len; /* may be <= lo */
-      const int nvec = 32 * S / VEC;
-      for (int v0 = lane; v0 < nvec; v0 += 32 * DT_UNROLL) {
-        uint4 x[DT_UNROLL];
+      const int nvec = 32 * SV; /* a multiple of 32 x DT_UNROLL (SV >= 4) */
+      if (aligned && hi - lo == 32 * (int64_t)S) { /* the common case: no bounds to check */
+        const uint4* src = (const uint4*)(row + lo);
+        for (int v0 = lane; v0 < nvec; v0 += 32 * DT_UNROLL) {
+          uint4 x[DT_UNROLL];
 #pragma unroll
-        for (int u = 0; u < DT_UNROLL; ++u) {
-          const int vi = v0 + u * 32;
-          const int64_t p0 = lo + (int64_t)vi * VEC;
-          x[u] = make_uint4(0, 0, 0, 0);
-          if (vi < nvec && aligned && p0 + VEC <= hi) x[u] = __ldcs((const uint4*)(row + p0));
+          for (int u = 0; u < DT_UNROLL; ++u) x[u] = __ldcs(src + v0 + u * 32);
+#pragma unroll
+          for (int u = 0; u < DT_UNROLL; ++u) {
+            const int vi = v0 + u * 32;
+            my[(vi >> lsv) * (SV + 1) + (vi & (SV - 1))] = x[u];
+          }
         }
+      } else { /* the row's ragged end, or an unaligned row: checked loads */
+        for (int v0 = lane; v0 < nvec; v0 += 32 * DT_UNROLL) {
+          uint4 x[DT_UNROLL];
 #pragma unroll
-        for (int u = 0; u < DT_UNROLL; ++u) {
-          const int vi = v0 + u * 32;
-          if (vi >= nvec) continue;
-          const int64_t p0 = lo + (int64_t)vi * VEC;
+          for (int u = 0; u < DT_UNROLL; ++u) {
+            const int vi = v0 + u * 32;
+            const int64_t p0 = lo + (int64_t)vi * VEC;
+            if (vi < nvec && aligned && p0 + VEC <= hi) {
+              x[u] = __ldcs((const uint4*)(row + p0));
+            } else { /* the row's ragged end, or an unaligned row */
+              union {
+                uint4 v;
+                RawT e[VEC];
+              } t;
 #pragma unroll
-          for (int e = 0; e < VEC; ++e) {
-            const int el = vi * VEC + e; /* element within the 32 subranges */
-            RawT raw = 0;
-            if (aligned && p0 + VEC <= hi) raw = dt_lane_elem<RawT>(x[u], e);
-            else if (p0 + e < hi) raw = row[p0 + e];
-            my[(el >> P.alpha) * (S + 1) + (el & (S - 1))] = (uint32_t)topk_to_rank_key<DT>(raw, smallest);
+              for (int e = 0; e < VEC; ++e) t.e[e] = vi < nvec && p0 + e < hi ? row[p0 + e] : (RawT)0;
+              x[u] = t.v;
+            }
+          }
+#pragma unroll
+          for (int u = 0; u < DT_UNROLL; ++u) {
+            const int vi = v0 + u * 32;
+            if (vi < nvec) my[(vi >> lsv) * (SV + 1) + (vi & (SV - 1))] = x[u];
           }
         }
       }
       __syncwarp();
       const int64_t j = g * 32 + lane;
       if (j < slots) {
-        dt_u64 t[BETA];
-#pragma unroll
-        for (int q = 0; q < BETA; ++q) t[q] = 0;
+        uint32_t tk[BETA], to[BETA];
+        dt_list_clear<BETA>(tk, to);
+        const int64_t base = j * S;
         if (j < m) {
-          const int64_t base = j * S;
-          const int cnt = R.len - base < (int64_t)S ? (int)(R.len - base) : S;
-          const uint32_t* mine = my + lane * (S + 1);
-          for (int q = 0; q < cnt; ++q) dt_insert<BETA>(t, dt_comp((dt_u64)mine[q], base + q, P.ib, P.imask));
+          const uint4* mine = my + lane * (SV + 1);
+          if (R.len - base >= (int64_t)S) {
+            /* a whole subrange: the first vector (VEC >= BETA elements) fills the list, then strict pushes */
+            uint4 w = mine[0];
+#pragma unroll
+            for (int e = 0; e < VEC; ++e)
+              dt_list_push<BETA, false>(tk, to, (uint32_t)topk_to_rank_key<DT>(dt_lane_elem<RawT>(w, e), smallest), e);
+            for (int t = 1; t < SV; ++t) {
+              w = mine[t];
+#pragma unroll
+              for (int e = 0; e < VEC; ++e)
+                dt_list_push<BETA, true>(tk, to, (uint32_t)topk_to_rank_key<DT>(dt_lane_elem<RawT>(w, e), smallest),
+                                         (uint32_t)(t * VEC + e));
+            }
+          } else { /* the row's last, partial subrange */
+            const int cnt = (int)(R.len - base);
+            const RawT* me = reinterpret_cast<const RawT*>(mine);
+            for (int q = 0; q < cnt; ++q)
+              dt_list_push<BETA, false>(tk, to, (uint32_t)topk_to_rank_key<DT>(me[q], smallest), (uint32_t)q);
+          }
         }
 #pragma unroll
-        for (int q = 0; q < BETA; ++q) d[j * BETA + q] = t[q];
+        for (int q = 0; q < BETA; ++q) d[j * BETA + q] = dt_list_comp(tk[q], to[q], base, P.ib, P.imask);
       }
       __syncwarp(); /* the shared area is reloaded by the next group */
     }
@@ -359,37 +443,34 @@ static __global__ void __launch_bounds__(DT_THREADS) dt_threshold_kernel(const d
 /*
  * Rule 2 filtering (see the file comment). Warp w of a row takes 32 subranges per
  * round: lane i reads the delegates of subrange i; non-full subranges emit their
- * delegates >= Tc; then the warp scans each full subrange together (16-byte loads;
- * the subranges re-read are the few whose beta-th delegate passes).
+ * delegates >= Tc; full subranges are listed (at most fcap = floor(k / beta) + 1
+ * per row, by the bound argument) for dt_full_kernel, which spreads their scan over
+ * the whole grid: on data with many equal keys the full subranges are the first
+ * ones of the row, and one warp scanning them all in turn took milliseconds.
  */
 template <topk_dtype DT, int BETA>
 __global__ void __launch_bounds__(DT_THREADS) dt_concat_kernel(const dt_params P) {
-  typedef typename topk_dtype_traits<DT>::raw_t RawT;
-  constexpr int VEC = 16 / (int)sizeof(RawT);
-  const int lane = threadIdx.x & 31;
   const int64_t warp0 = ((int64_t)blockIdx.x * DT_THREADS + threadIdx.x) >> 5;
   const int64_t warps = (int64_t)gridDim.x * (DT_THREADS / 32);
-  const bool smallest = P.smallest != 0;
-  const int64_t S = (int64_t)1 << P.alpha;
+  const int lane = threadIdx.x & 31;
   for (int64_t r = blockIdx.y; r < P.batch; r += gridDim.y) {
     const dt_row R = dt_get_row(P, r);
     const int64_t m = dt_nsub(P, R);
-    const RawT* row = (const RawT*)P.in + R.start;
-    const bool aligned = ((uintptr_t)row & 15) == 0;
     const dt_u64* d = P.dele + dt_dbase(P, R, r);
     dt_u64* out = P.conc + dt_cbase(P, R, r);
     const dt_u64 cap = (dt_u64)dt_ccap(P, R, r);
     const dt_u64 tc = P.tc[r];
     dt_u64* ctr = P.cnt + r;
+    int64_t* full = P.full + r * P.fcap;
     const int64_t groups = (m + 31) / 32;
     for (int64_t g = warp0; g < groups; g += warps) {
       const int64_t j = g * 32 + lane;
       dt_u64 dl[BETA];
 #pragma unroll
       for (int q = 0; q < BETA; ++q) dl[q] = j < m ? d[j * BETA + q] : 0;
-      const bool full = j < m && dl[BETA - 1] >= tc; /* tc == 0: every subrange is full */
+      const bool is_full = j < m && dl[BETA - 1] >= tc; /* tc == 0: every subrange is full */
       unsigned c = 0;
-      if (j < m && !full) {
+      if (j < m && !is_full) {
 #pragma unroll
         for (int q = 0; q < BETA; ++q) c += dl[q] >= tc ? 1u : 0u; /* tc > 0 here, so dl[q] != 0 */
       }
@@ -402,42 +483,72 @@ __global__ void __launch_bounds__(DT_THREADS) dt_concat_kernel(const dt_params P
             ++pos;
           }
       }
-      unsigned fm = __ballot_sync(0xffffffffu, full);
-      while (fm) { /* warp-uniform */
-        const int src = __ffs(fm) - 1;
-        fm &= fm - 1;
-        const int64_t lo = (g * 32 + src) * S, hi = lo + S < R.len ? lo + S : R.len;
-        for (int64_t i0 = lo; i0 < hi; i0 += 32 * VEC) {
-          const int64_t p0 = i0 + (int64_t)lane * VEC;
-          dt_u64 cand[VEC];
-          unsigned nc = 0;
-          if (aligned && p0 + VEC <= hi) {
-            const uint4 x = *(const uint4*)(row + p0);
+      const dt_u64 f = dt_warp_reserve(P.nfull + r, is_full ? 1u : 0u);
+      if (is_full && f < (dt_u64)P.fcap) full[f] = j;
+    }
+  }
+}
+
+/*
+ * The listed full subranges, scanned whole: work items of CH elements (one 16-byte
+ * load per lane and unroll step) over (full subrange, chunk) pairs, so a few long
+ * subranges still spread over the grid. Elements with composite >= Tc are appended.
+ */
+template <topk_dtype DT>
+__global__ void __launch_bounds__(DT_THREADS) dt_full_kernel(const dt_params P) {
+  typedef typename topk_dtype_traits<DT>::raw_t RawT;
+  constexpr int VEC = 16 / (int)sizeof(RawT);
+  constexpr int64_t CH = 32 * VEC * DT_UNROLL;
+  const int lane = threadIdx.x & 31;
+  const int64_t warp0 = ((int64_t)blockIdx.x * DT_THREADS + threadIdx.x) >> 5;
+  const int64_t warps = (int64_t)gridDim.x * (DT_THREADS / 32);
+  const bool smallest = P.smallest != 0;
+  const int64_t S = (int64_t)1 << P.alpha;
+  const int64_t cps = (S + CH - 1) / CH; /* chunks per subrange */
+  for (int64_t r = blockIdx.y; r < P.batch; r += gridDim.y) {
+    const dt_row R = dt_get_row(P, r);
+    const RawT* row = (const RawT*)P.in + R.start;
+    const bool aligned = ((uintptr_t)row & 15) == 0;
+    dt_u64* out = P.conc + dt_cbase(P, R, r);
+    const dt_u64 cap = (dt_u64)dt_ccap(P, R, r);
+    const dt_u64 tc = P.tc[r];
+    dt_u64* ctr = P.cnt + r;
+    const int64_t* full = P.full + r * P.fcap;
+    const dt_u64 nf0 = P.nfull[r];
+    const int64_t items = (nf0 < (dt_u64)P.fcap ? (int64_t)nf0 : P.fcap) * cps;
+    for (int64_t it = warp0; it < items; it += warps) {
+      const int64_t sub = full[it / cps] * S;
+      const int64_t lo = sub + (it % cps) * CH;
+      const int64_t end = sub + S < R.len ? sub + S : R.len;
+      const int64_t hi = lo + CH < end ? lo + CH : end;
+      uint4 x[DT_UNROLL];
 #pragma unroll
-            for (int e = 0; e < VEC; ++e) {
-              const dt_u64 cc = dt_comp(topk_to_rank_key<DT>(dt_lane_elem<RawT>(x, e), smallest), p0 + e, P.ib, P.imask);
-              cand[e] = cc;
-              nc += cc >= tc ? 1u : 0u;
-            }
-          } else {
+      for (int u = 0; u < DT_UNROLL; ++u) {
+        const int64_t p0 = lo + (int64_t)(u * 32 + lane) * VEC;
+        if (aligned && p0 + VEC <= hi) x[u] = __ldcs((const uint4*)(row + p0));
+      }
 #pragma unroll
-            for (int e = 0; e < VEC; ++e) {
-              cand[e] = 0;
-              if (p0 + e < hi) {
-                const dt_u64 cc = dt_comp(topk_to_rank_key<DT>(row[p0 + e], smallest), p0 + e, P.ib, P.imask);
-                cand[e] = cc;
-                nc += cc >= tc ? 1u : 0u;
-              }
-            }
+      for (int u = 0; u < DT_UNROLL; ++u) {
+        const int64_t p0 = lo + (int64_t)(u * 32 + lane) * VEC;
+        dt_u64 cand[VEC];
+        unsigned nc = 0;
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) {
+          cand[e] = 0;
+          if (p0 + e < hi) {
+            const RawT raw = aligned && p0 + VEC <= hi ? dt_lane_elem<RawT>(x[u], e) : row[p0 + e];
+            const dt_u64 cc = dt_comp(topk_to_rank_key<DT>(raw, smallest), p0 + e, P.ib, P.imask);
+            cand[e] = cc >= tc ? cc : 0;
+            nc += cc >= tc ? 1u : 0u;
           }
-          dt_u64 w = dt_warp_reserve(ctr, nc);
-#pragma unroll
-          for (int e = 0; e < VEC; ++e)
-            if (cand[e] != 0 && cand[e] >= tc) {
-              if (w < cap) out[w] = cand[e];
-              ++w;
-            }
         }
+        dt_u64 w = dt_warp_reserve(ctr, nc);
+#pragma unroll
+        for (int e = 0; e < VEC; ++e)
+          if (cand[e] != 0) {
+            if (w < cap) out[w] = cand[e];
+            ++w;
+          }
       }
     }
   }

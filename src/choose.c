@@ -19,9 +19,10 @@
  *   4. 10^4 rows or more of 1000..128000 elements, k <= 1000: warp_select.
  *      h100_targets_faiss.csv: 1.3-4.9x faster than AIR in all 4 cases (k = 2048, the dsa
  *      shape, stays with AIR: h100_targets_dsa.csv, 6.3 ms against 23.5 ms).
- *   5. 16-bit keys in one row of at most 2^18 elements: sort (h100_llm.csv: sort 0.041-0.047 ms,
- *      AIR 0.070-0.083 ms in all 12 such cases; AIR's fixed cost dominates such small inputs).
- *   6. otherwise AIR Top-K, else sort.
+ *   5. otherwise AIR Top-K, else sort. (A rule sending one 16-bit row of at most 2^18 to
+ *      sort, from session 1's h100_llm.csv, was dropped: AIR's cluster path now takes
+ *      16.7-18.3 us on bf16 rows of 32000..262144 (batch 2..8) where sort took 35-44 us
+ *      for one row, h100_latency_llm.csv.)
  */
 #include "algo.h"
 #include "common/keys.h"
@@ -52,7 +53,6 @@ const topk_algo_ops* topk_choose(const topk_problem* p, topk_backend backend, co
       (ops = if_supported(TOPK_ALGO_WARP_SELECT, p, dev)))
     return ops;
   const topk_algo_ops* sort = topk_algo_find(TOPK_BACKEND_CUDA, TOPK_ALGO_SORT);
-  if (key_bits == 16 && p->batch == 1 && uniform_rows && p->n <= (1 << 18)) return sort;
   if ((ops = if_supported(TOPK_ALGO_AIR_RADIX, p, dev))) return ops;
   return sort;
 }

@@ -75,7 +75,7 @@ TEST(rules_pick_the_measured_winner) {
       {{.batch = 65536, .n = 256, .k = 8, .flags = TOPK_SORTED}, TOPK_ALGO_RTOPK},
       {{.batch = 10000, .n = 128000, .k = 100, .flags = TOPK_SMALLEST | TOPK_SORTED}, TOPK_ALGO_WARP_SELECT},
       {{.dtype = TOPK_BF16, .batch = 4096, .n = 131072, .k = 2048}, TOPK_ALGO_AIR_RADIX},
-      {{.dtype = TOPK_BF16, .batch = 1, .n = 32000, .k = 50}, TOPK_ALGO_SORT},
+      {{.dtype = TOPK_BF16, .batch = 1, .n = 32000, .k = 50}, TOPK_ALGO_AIR_RADIX},
       {{.batch = 64, .n = 128256, .k = 50}, TOPK_ALGO_AIR_RADIX},
       {{.batch = 100, .n = 1024, .k = 64, .max_iter = 3}, TOPK_ALGO_RTOPK},
       {{.batch = 100, .n = 1 << 16, .k = 64, .max_iter = 3}, TOPK_ALGO_AIR_RADIX}, /* rows > 4096: exact */

@@ -1051,20 +1051,165 @@ __global__ void __launch_bounds__(AIR_THREADS) air_one_block_kernel(const air_pa
 /*
  * Cluster path (air_cluster_kernel): a thread-block cluster of cs = 1..8 blocks per
  * row (Hopper), each block staging a contiguous slice of the row in its shared
- * memory, so the row is read from DRAM exactly once. Per pass (11-bit digits, key
- * passes only) each block counts its slice's candidates into a local histogram and
- * adds it to rank 0's histogram through distributed shared memory; one hardware
- * cluster barrier later every block reads that histogram and makes the same choice.
- * Rank 0's two histograms alternate between passes, and a second barrier per pass
- * lets rank 0 zero the one just read. Ties at the k-th key are resolved by position
- * (slices are in index order; ballot ranks within a warp, scans across warps and
- * blocks), so no index passes. For rows of AIR_STAGE_BYTES .. cs x stage budget.
+ * memory, so the row is read from DRAM exactly once. The slice is staged as RANK
+ * KEYS (same width as the elements, so the same bytes): 16-byte loads, the key
+ * transform once per element (two 16-bit floats at a time with SWAR), 16-byte
+ * stores; every later scan reads 16-byte groups of keys and never transforms again.
+ * Raw values are read back from global memory for the (at most k) results only, so
+ * they stay bit-exact (NaN payloads); keys are never turned back into values.
+ *
+ * Per pass (11-bit digits, key passes only) each block counts its slice's candidates
+ * into a local histogram and adds it to rank 0's histogram through distributed
+ * shared memory; one hardware cluster barrier later every block reads that histogram
+ * and makes the same choice. Rank 0's two histograms alternate between passes, and
+ * a second barrier per pass lets rank 0 zero the one just read.
+ *
+ * Final phase, with lo / hi the smallest / largest key matching the chosen prefix
+ * (results: key > hi, ties: lo <= key <= hi): thread t owns the contiguous run
+ * [t x L, (t + 1) x L) of the slice, L an odd number of 16-byte groups (odd: the
+ * eight threads of a quarter-warp reading group j of their runs hit distinct banks);
+ * only the run with the slice's end may end in a partial group, handled element by
+ * element. (a) Each thread marks the groups of its run holding a key >= lo (one
+ * 64-bit mask; a run of more than 64 groups visits them all). (b) It counts
+ * results and ties in the marked groups only (the others hold neither); thread,
+ * warp and block prefix sums (shuffles, shared memory, DSMEM) give every thread the
+ * number of results and ties before its run in index order. (c) It walks its marked
+ * groups again in index order and parks the slice position of each element that
+ * gets a slot (results beating the prefix: slots [0, front) in index order; ties:
+ * slots front + their rank, the first k_rem of them) in a stash in the histograms'
+ * space, ordered by slot; (d) the block then emits the stash with all its threads:
+ * consecutive slots, raw values read back from global memory. A block with more
+ * than AIR_CLUSTER_STASH slotted elements runs (c)-(d) in rounds. Ties are
+ * resolved by position, so no index passes. For rows of AIR_STAGE_BYTES .. cs x
+ * stage budget.
  */
-enum { AIR_CLUSTER_DIGIT_BITS = 11, AIR_CLUSTER_BINS = 1 << AIR_CLUSTER_DIGIT_BITS };
+enum {
+  AIR_CLUSTER_DIGIT_BITS = 11,
+  AIR_CLUSTER_BINS = 1 << AIR_CLUSTER_DIGIT_BITS,
+  AIR_CLUSTER_STASH = 3 * AIR_CLUSTER_BINS /* final phase: slotted positions, in the three histograms' space */
+};
 
 /* Dynamic shared memory of the cluster kernel: the staged slice, then three histograms. */
 __host__ __device__ __forceinline__ int64_t air_cluster_smem_bytes(int64_t slice, int64_t es) {
   return ((slice * es + 15) & ~(int64_t)15) + 3 * AIR_CLUSTER_BINS * (int64_t)sizeof(unsigned);
+}
+
+/* The word the cluster kernel computes keys in: 32 bits for 16- and 32-bit keys (two 16-bit keys per word). */
+template <int KB> struct air_cword { typedef unsigned type; };
+template <> struct air_cword<64> { typedef unsigned long long type; };
+
+/* A 16-byte group as words and back. */
+__device__ __forceinline__ void air_words(const uint4& v, unsigned (&w)[4]) {
+  w[0] = v.x;
+  w[1] = v.y;
+  w[2] = v.z;
+  w[3] = v.w;
+}
+__device__ __forceinline__ void air_words(const uint4& v, unsigned long long (&w)[2]) {
+  w[0] = (unsigned long long)v.x | ((unsigned long long)v.y << 32);
+  w[1] = (unsigned long long)v.z | ((unsigned long long)v.w << 32);
+}
+__device__ __forceinline__ uint4 air_group(const unsigned (&w)[4]) { return make_uint4(w[0], w[1], w[2], w[3]); }
+__device__ __forceinline__ uint4 air_group(const unsigned long long (&w)[2]) {
+  return make_uint4((unsigned)w[0], (unsigned)(w[0] >> 32), (unsigned)w[1], (unsigned)(w[1] >> 32));
+}
+
+/* Key e of a group's words (zero-extended). */
+template <int KB, typename CT, int NW>
+__device__ __forceinline__ CT air_key_at(const CT (&w)[NW], int e) {
+  if (KB == 16) return (e & 1) ? (CT)(w[e >> 1] >> 16) : (CT)(w[e >> 1] & 0xFFFFu);
+  return w[e];
+}
+
+/* 0xFFFF in each 16-bit half of x whose top bit is set (prmt's sign replication: bytes 1 and 3). */
+__device__ __forceinline__ unsigned air_sign16x2(unsigned x) {
+  unsigned r;
+  asm("prmt.b32 %0, %1, 0, 0xBB99;" : "=r"(r) : "r"(x));
+  return r;
+}
+
+/*
+ * Rank keys of a 16-byte group of raw elements: topk_to_rank_key on each. For f16 and
+ * bf16 both halves of a word at once: negative -> ~raw, else raw | 0x8000 (xor with
+ * sign mask | 0x8000); NaN (|raw| > inf, i.e. |raw| + (0x7FFF - inf) carries into bit
+ * 15; no carry crosses the halves) -> 0xFFFF; smallest -> complement. Checked against
+ * keys.h for every 16-bit value in each half.
+ */
+template <topk_dtype DT>
+__device__ __forceinline__ uint4 air_rank_keys(const uint4& raw, bool smallest) {
+  typedef typename topk_dtype_traits<DT>::raw_t RawT;
+  typedef typename air_cword<topk_dtype_traits<DT>::bits>::type CT;
+  CT w[16 / sizeof(CT)];
+  air_words(raw, w);
+  if constexpr (DT == TOPK_F16 || DT == TOPK_BF16) {
+    const unsigned nan_add = DT == TOPK_BF16 ? 0x007F007Fu : 0x03FF03FFu;
+    const unsigned flip = 0u - (unsigned)smallest;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const unsigned sgn = air_sign16x2(w[j]), nan = air_sign16x2((w[j] & 0x7FFF7FFFu) + nan_add);
+      w[j] = ((w[j] ^ (sgn | 0x80008000u)) | nan) ^ flip;
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < (int)(16 / sizeof(CT)); ++j) w[j] = (CT)topk_to_rank_key<DT>((RawT)w[j], smallest);
+  }
+  return air_group(w);
+}
+
+/* Whether a 16-byte group of keys holds a key > thr (16-bit keys: thr in both halves). */
+__device__ __forceinline__ bool air_any_gt(const uint4& v, unsigned thr, int kb) {
+  if (kb == 16) {
+    const unsigned m = __vmaxu2(__vmaxu2(__vmaxu2(v.x, v.y), __vmaxu2(v.z, v.w)), thr);
+    return m != thr;
+  }
+  return max(max(v.x, v.y), max(v.z, v.w)) > thr;
+}
+__device__ __forceinline__ bool air_any_gt(const uint4& v, unsigned long long thr, int) {
+  unsigned long long w[2];
+  air_words(v, w);
+  return (w[0] > w[1] ? w[0] : w[1]) > thr;
+}
+
+/*
+ * One pass's histogram of a block's len staged keys into s_loc: digit
+ * (key >> shift) & dmask of each key whose top `level` bits are pk (PREFIX; false
+ * for level 0, where every key counts). 16-byte groups, then the partial group.
+ */
+template <int KB, bool PREFIX>
+__device__ __forceinline__ void air_cluster_hist(const typename topk_key_of_width<KB>::type* s_key, int len,
+                                                 unsigned* s_loc, int level, unsigned long long pk, int shift,
+                                                 unsigned dmask) {
+  typedef typename air_cword<KB>::type CT;
+  constexpr int KPW = KB == 16 ? 2 : 1, NW = (int)(16 / sizeof(CT)), V = 128 / KB;
+  const CT pmask = PREFIX ? (((CT)1 << level) - 1) << (KB - level) : 0;
+  const CT pval = PREFIX ? (CT)pk << (KB - level) : 0;
+  CT pm[KPW], pv[KPW];
+  int sh[KPW];
+#pragma unroll
+  for (int h = 0; h < KPW; ++h) { /* the same test and digit on the key at bit h x KB of a word */
+    pm[h] = pmask << (h * KB);
+    pv[h] = pval << (h * KB);
+    sh[h] = shift + h * KB;
+  }
+  const int nvec = len / V;
+  const uint4* sv = (const uint4*)s_key;
+#pragma unroll 2
+  for (int v = threadIdx.x; v < nvec; v += AIR_THREADS) {
+    CT w[NW];
+    air_words(sv[v], w);
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      const CT x = w[e / KPW];
+      const int h = e % KPW;
+      /* level 0: the word's top key needs no mask (its digit is the word's top bits) */
+      const unsigned d = !PREFIX && h == KPW - 1 ? (unsigned)(x >> sh[h]) : (unsigned)(x >> sh[h]) & dmask;
+      if (!PREFIX || (x & pm[h]) == pv[h]) atomicAdd(&s_loc[d], 1u);
+    }
+  }
+  for (int i = nvec * V + threadIdx.x; i < len; i += AIR_THREADS) {
+    const CT x = s_key[i];
+    if (!PREFIX || (x & pm[0]) == pv[0]) atomicAdd(&s_loc[(unsigned)(x >> sh[0]) & dmask], 1u);
+  }
 }
 
 template <topk_dtype DT>
@@ -1072,15 +1217,17 @@ __global__ void __launch_bounds__(AIR_THREADS) air_cluster_kernel(const air_para
   typedef typename topk_dtype_traits<DT>::raw_t RawT;
   typedef typename topk_dtype_traits<DT>::key_t KeyT;
   constexpr int KB = topk_dtype_traits<DT>::bits;
+  typedef typename air_cword<KB>::type CT;
   constexpr int V = 16 / (int)sizeof(RawT);
+  constexpr int NW = (int)(16 / sizeof(CT));
   const int NP = air_num_passes(KB, AIR_CLUSTER_DIGIT_BITS);
   cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
   const unsigned rank = cluster.block_rank();
   const unsigned cs = cluster.num_blocks();
 
   extern __shared__ __align__(16) unsigned char air_stage_smem[];
-  RawT* s_row = (RawT*)air_stage_smem;
-  unsigned* s_hist2 = (unsigned*)(air_stage_smem + ((slice * (int64_t)sizeof(RawT) + 15) & ~(int64_t)15));
+  KeyT* s_key = (KeyT*)air_stage_smem; /* the slice's rank keys */
+  unsigned* s_hist2 = (unsigned*)(air_stage_smem + ((slice * (int64_t)sizeof(KeyT) + 15) & ~(int64_t)15));
   unsigned* s_loc = s_hist2 + 2 * AIR_CLUSTER_BINS;
   __shared__ unsigned s_warp[AIR_WARPS];
   __shared__ unsigned s_wcnt[2][AIR_WARPS]; /* per warp: elements taken from the front, ties */
@@ -1095,31 +1242,27 @@ __global__ void __launch_bounds__(AIR_THREADS) air_cluster_kernel(const air_para
     return;
   }
 
-  /* Stage this block's slice [lo, lo + my_len) of the row. */
+  /* Stage the rank keys of this block's slice [lo, lo + my_len) of the row. */
   const int64_t lo = (int64_t)rank * slice < R.len ? (int64_t)rank * slice : R.len;
   const int my_len = (int)(R.len - lo < slice ? R.len - lo : slice);
   const RawT* src = (const RawT*)P.in + R.start + lo;
-  if ((((uintptr_t)src) & 15) == 0) {
+  const int nvec = (((uintptr_t)src) & 15) == 0 ? my_len / V : 0; /* unaligned: element by element */
+  {
     /* UNROLL loads in flight per thread before any store: one DRAM round trip per 32 KB */
     constexpr int UNROLL = 8;
-    const int nvec = my_len / V;
-    for (int v0 = 0; v0 < nvec; v0 += AIR_THREADS * UNROLL) {
+    int v0 = 0;
+    for (; v0 + AIR_THREADS * UNROLL <= nvec; v0 += AIR_THREADS * UNROLL) {
       uint4 w[UNROLL];
 #pragma unroll
-      for (int j = 0; j < UNROLL; ++j) {
-        const int v = v0 + j * AIR_THREADS + threadIdx.x;
-        if (v < nvec) w[j] = ((const uint4*)src)[v];
-      }
+      for (int j = 0; j < UNROLL; ++j) w[j] = ((const uint4*)src)[v0 + j * AIR_THREADS + threadIdx.x];
 #pragma unroll
-      for (int j = 0; j < UNROLL; ++j) {
-        const int v = v0 + j * AIR_THREADS + threadIdx.x;
-        if (v < nvec) ((uint4*)s_row)[v] = w[j];
-      }
+      for (int j = 0; j < UNROLL; ++j)
+        ((uint4*)s_key)[v0 + j * AIR_THREADS + threadIdx.x] = air_rank_keys<DT>(w[j], smallest);
     }
-    for (int i = nvec * V + threadIdx.x; i < my_len; i += AIR_THREADS) s_row[i] = src[i];
-  } else {
-    for (int i = threadIdx.x; i < my_len; i += AIR_THREADS) s_row[i] = src[i];
+    for (int v = v0 + threadIdx.x; v < nvec; v += AIR_THREADS)
+      ((uint4*)s_key)[v] = air_rank_keys<DT>(((const uint4*)src)[v], smallest);
   }
+  for (int i = nvec * V + threadIdx.x; i < my_len; i += AIR_THREADS) s_key[i] = topk_to_rank_key<DT>(src[i], smallest);
   for (int b = threadIdx.x; b < 2 * AIR_CLUSTER_BINS; b += AIR_THREADS) s_hist2[b] = 0;
   cluster.sync(); /* rank 0's histograms are zero before anyone adds to them */
 
@@ -1133,11 +1276,8 @@ __global__ void __launch_bounds__(AIR_THREADS) air_cluster_kernel(const air_para
     const int shift = KB - level - width;
     for (int b = threadIdx.x; b < nbins; b += AIR_THREADS) s_loc[b] = 0;
     __syncthreads();
-    for (int i = threadIdx.x; i < my_len; i += AIR_THREADS) {
-      const KeyT key = topk_to_rank_key<DT>(s_row[i], smallest);
-      if (level == 0 || (unsigned long long)(key >> (KB - level)) == pk)
-        atomicAdd(&s_loc[(int)((key >> shift) & (KeyT)(nbins - 1))], 1u);
-    }
+    if (level == 0) air_cluster_hist<KB, false>(s_key, my_len, s_loc, 0, 0ull, shift, (unsigned)(nbins - 1));
+    else air_cluster_hist<KB, true>(s_key, my_len, s_loc, level, pk, shift, (unsigned)(nbins - 1));
     __syncthreads();
     unsigned* H = r_hist2 + (q & 1) * AIR_CLUSTER_BINS;
     for (int b = threadIdx.x; b < nbins; b += AIR_THREADS) {
@@ -1172,37 +1312,93 @@ __global__ void __launch_bounds__(AIR_THREADS) air_cluster_kernel(const air_para
   }
 
   /*
-   * Final: the elements whose prefix beats pk take slots [0, k - k_rem) in index
-   * order; those equal to it take slots k - k_rem + (their rank among the ties) for
-   * the first k_rem of them in index order (all of them when cand == k_rem).
-   * Warp w walks the contiguous chunk [w x W, (w + 1) x W) of the slice, 32 at a time.
+   * Final (see the comment above the kernel). Ties: klo <= key <= khi; results:
+   * key > khi. At least one pass ran, so 0 <= sh < KB. Thread t owns the run
+   * [t x L, (t + 1) x L) of the slice: runs are in thread order, so index order is
+   * (thread, group, element). L is an odd number n of 16-byte groups, so the eight
+   * threads of a quarter-warp reading group j of their runs hit distinct banks.
    */
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int W = ((my_len + AIR_WARPS - 1) / AIR_WARPS + 31) & ~31;
-  const int c0 = warp * W < my_len ? warp * W : my_len;
-  const int c1 = c0 + W < my_len ? c0 + W : my_len;
-  const unsigned lt_mask = (1u << lane) - 1u;
-  unsigned nf = 0, nt = 0;
-  for (int j = c0; j < c1; j += 32) {
-    const int i = j + lane;
-    int cls = -1;
-    if (i < c1) {
-      const unsigned long long kp = (unsigned long long)(topk_to_rank_key<DT>(s_row[i], smallest) >> (KB - level));
-      cls = kp > pk ? 1 : (kp == pk ? 0 : -1);
+  const int sh = KB - level;
+  const CT klo = (CT)pk << sh;
+  const CT khi = klo | (((CT)1 << sh) - 1);
+  const int n = (((my_len + AIR_THREADS - 1) / AIR_THREADS + V - 1) / V) | 1;
+  const int e0 = min((int)threadIdx.x * n * V, my_len), e1 = min(e0 + n * V, my_len);
+  const int nfull = (e1 - e0) / V; /* whole groups of the run; the elements after them are the slice's last */
+  const uint4* gv = (const uint4*)s_key + e0 / V;
+
+  /* (a) the groups holding a key >= klo: bit j for group j (runs of more than 64 groups: every group) */
+  unsigned long long cmask = 0;
+  if (klo == 0) {
+    cmask = nfull >= 64 ? ~0ull : (1ull << nfull) - 1ull;
+  } else if (nfull <= 64) {
+    const CT thr = KB == 16 ? (CT)(klo - 1) * (CT)0x10001u : (CT)(klo - 1);
+    unsigned long long rev = 0; /* group j at bit nfull - 1 - j */
+    for (int j = 0; j < nfull; ++j) rev = (rev << 1) | (unsigned long long)air_any_gt(gv[j], thr, KB);
+    cmask = nfull > 0 ? __brevll(rev) >> (64 - nfull) : 0ull;
+  }
+  /* f(j) for the marked groups j, in index order */
+  auto each_marked = [&](auto&& f) {
+    if (nfull <= 64) {
+      for (unsigned m = (unsigned)cmask; m != 0; m &= m - 1) f(__ffs(m) - 1);
+      for (unsigned m = (unsigned)(cmask >> 32); m != 0; m &= m - 1) f(31 + __ffs(m));
+    } else {
+      for (int j = 0; j < nfull; ++j) f(j);
     }
-    nf += __popc(__ballot_sync(0xffffffffu, cls == 1));
-    nt += __popc(__ballot_sync(0xffffffffu, cls == 0));
+  };
+
+  /* (b) results (nf) and ties (nt) of the run: in the marked groups only */
+  unsigned nf = 0, ng = 0; /* keys > khi, keys >= klo */
+  {
+    unsigned cnt = 0, nlt = 0, nle = 0; /* 16-bit keys: counts of keys < klo, <= khi (sign of the difference) */
+    const CT khi1 = khi + 1;            /* 16-bit keys only: <= 0x10000 */
+    each_marked([&](int j) {
+      CT w[NW];
+      air_words(gv[j], w);
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        const CT x = air_key_at<KB>(w, e);
+        if (KB == 16) {
+          nlt += (unsigned)(x - klo) >> 31;
+          nle += (unsigned)(x - khi1) >> 31;
+        } else {
+          nf += x > khi;
+          ng += x >= klo;
+        }
+      }
+      cnt += V;
+    });
+    for (int i = e0 + nfull * V; i < e1; ++i) {
+      const CT x = s_key[i];
+      nf += x > khi;
+      ng += x >= klo;
+    }
+    if (KB == 16) {
+      ng += cnt - nlt;
+      nf += cnt - nle;
+    }
   }
-  if (lane == 0) {
-    s_wcnt[0][warp] = nf;
-    s_wcnt[1][warp] = nt;
+  const unsigned nt = ng - nf;
+  unsigned xf = nf, xt = nt; /* inclusive prefix sums over the warp's lanes */
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const unsigned yf = __shfl_up_sync(0xffffffffu, xf, o), yt = __shfl_up_sync(0xffffffffu, xt, o);
+    if (lane >= o) {
+      xf += yf;
+      xt += yt;
+    }
   }
+  if (lane == 31) {
+    s_wcnt[0][warp] = xf;
+    s_wcnt[1][warp] = xt;
+  }
+  unsigned fcnt = xf - nf, tcnt = xt - nt; /* results / ties before the run in the block */
   __syncthreads();
-  unsigned fbase = 0, tbase = 0, ftot = 0, ttot = 0;
+  unsigned ftot = 0, ttot = 0;
   for (int w = 0; w < AIR_WARPS; ++w) {
     if (w < warp) {
-      fbase += s_wcnt[0][w];
-      tbase += s_wcnt[1][w];
+      fcnt += s_wcnt[0][w];
+      tcnt += s_wcnt[1][w];
     }
     ftot += s_wcnt[0][w];
     ttot += s_wcnt[1][w];
@@ -1212,34 +1408,71 @@ __global__ void __launch_bounds__(AIR_THREADS) air_cluster_kernel(const air_para
     s_counts[1] = ttot;
   }
   cluster.sync(); /* (3) every block's totals are published */
+  unsigned bf = 0, bt = 0; /* results / ties in the slices of lower ranks */
   for (unsigned r = 0; r < rank; ++r) {
     const unsigned* rc = cluster.map_shared_rank(s_counts, r);
-    fbase += rc[0];
-    tbase += rc[1];
+    bf += rc[0];
+    bt += rc[1];
   }
   const unsigned front = (unsigned)P.k - k_rem;
-  for (int j = c0; j < c1; j += 32) {
-    const int i = j + lane;
-    int cls = -1;
-    RawT raw = 0;
-    KeyT key = 0;
-    if (i < c1) {
-      raw = s_row[i];
-      key = topk_to_rank_key<DT>(raw, smallest);
-      const unsigned long long kp = (unsigned long long)(key >> (KB - level));
-      cls = kp > pk ? 1 : (kp == pk ? 0 : -1);
+  /* This block's slotted elements, in slot order: nfe results (slots bf..), then nte ties (slots front + bt..). */
+  const unsigned nfe = bf < front ? min(ftot, front - bf) : 0u;
+  const unsigned nte = bt < k_rem ? min(ttot, k_rem - bt) : 0u;
+  const unsigned ne = nfe + nte;
+  unsigned* s_stash = s_hist2; /* the histograms are free: every block is past its last read of them */
+
+  for (unsigned rb = 0; rb < ne; rb += AIR_CLUSTER_STASH) { /* block-uniform; one round unless ne > stash */
+    /*
+     * (c) stash position of the run's next result: fp (slotted while < nfe); of its
+     * next tie: tp (slotted while < ne). Position p goes to s_stash[p - rb].
+     */
+    unsigned fp = fcnt, tp = nfe + tcnt;
+    auto place = [&](int i, bool res) {
+      const unsigned p = res ? fp : tp;
+      if (p < (res ? nfe : ne) && p - rb < (unsigned)AIR_CLUSTER_STASH) s_stash[p - rb] = (unsigned)i;
+      fp += res;
+      tp += !res;
+    };
+    if (fp < nfe || tp < ne) {
+      each_marked([&](int j) {
+        if (fp >= nfe && tp >= ne) return; /* the rest of the run gets no slot */
+        CT w[NW];
+        air_words(gv[j], w);
+        unsigned cm = 0; /* the group's keys >= klo */
+#pragma unroll
+        for (int e = 0; e < V; ++e) cm |= (unsigned)(air_key_at<KB>(w, e) >= klo) << e;
+        for (; cm != 0; cm &= cm - 1) { /* in index order */
+          const int i = e0 + j * V + __ffs(cm) - 1;
+          place(i, (CT)s_key[i] > khi);
+        }
+      });
+      for (int i = e0 + nfull * V; i < e1; ++i) {
+        const CT x = s_key[i];
+        if (x >= klo) place(i, x > khi);
+      }
     }
-    const unsigned bf = __ballot_sync(0xffffffffu, cls == 1), bt = __ballot_sync(0xffffffffu, cls == 0);
-    const unsigned long long idx = (unsigned long long)(lo + i);
-    if (cls == 1) {
-      const unsigned slot = fbase + __popc(bf & lt_mask);
-      if (slot < front) air_emit(P, row, (int64_t)slot, raw, key, (unsigned)idx);
-    } else if (cls == 0) {
-      const unsigned t = tbase + __popc(bt & lt_mask);
-      if (t < k_rem) air_emit(P, row, (int64_t)(front + t), raw, key, (unsigned)idx);
+    __syncthreads();
+    /* (d) emit this round's slots with the whole block: raw values read back from the input */
+    const unsigned nr = ne - rb < (unsigned)AIR_CLUSTER_STASH ? ne - rb : (unsigned)AIR_CLUSTER_STASH;
+    for (unsigned p0 = threadIdx.x; p0 < nr; p0 += 4 * AIR_THREADS) {
+      unsigned ii[4];
+      RawT raw[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) { /* the loads first: four in flight */
+        const unsigned p = p0 + u * AIR_THREADS;
+        ii[u] = p < nr ? s_stash[p] : 0u;
+        raw[u] = p < nr ? src[ii[u]] : (RawT)0;
+      }
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        const unsigned p = rb + p0 + u * AIR_THREADS;
+        if (p0 + u * AIR_THREADS < nr) {
+          const unsigned slot = p < nfe ? bf + p : front + bt + (p - nfe);
+          air_emit(P, row, (int64_t)slot, raw[u], s_key[ii[u]], (unsigned)(lo + ii[u]));
+        }
+      }
     }
-    fbase += __popc(bf);
-    tbase += __popc(bt);
+    __syncthreads(); /* the next round rewrites the stash */
   }
   cluster.sync(); /* (4) no block leaves while another may still read its s_counts */
 }

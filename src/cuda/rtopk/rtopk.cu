@@ -8,9 +8,12 @@
  * buffer n, since the longest row is not known on the host without a copy: rows
  * given by offsets are supported when n <= 4096). R <= 1024 keeps the row in
  * registers (R / 32 keys per lane; blocks of 8 warps), longer rows live in shared
- * memory (RTOPK_SMEM_ROW_BUDGET bytes of rows per block). Instantiations: 3 key
- * widths x 6 buckets; the dtype and the direction are runtime parameters of the
- * key transform (rtopk_xf), so 8 dtypes x 2 directions cost no extra kernels.
+ * memory (RTOPK_SMEM_ROW_BUDGET bytes of rows per block). Instantiations: 4 (key
+ * width, value-space kind) pairs x 6 buckets = 24: 16-bit keys with fp32 reals (F16
+ * and BF16, told apart by a uniform flag), 32-bit keys with fp32 reals (F32), 32-bit
+ * keys with double reals (I32, U32) and 64-bit keys with double reals (F64, I64,
+ * U64); the direction and, within a kind, the dtype are runtime parameters of the
+ * key transform (rtopk_xf).
  *
  * TOPK_SORTED stages each row's min(k, R) results in shared memory (key + 16-bit
  * index) and ranks them; blocks shrink to keep that under 48 KB where they can,
@@ -89,10 +92,10 @@ static int make_plan(const topk_problem* p, rtopk_plan* L) {
   return 1;
 }
 
-template <typename KeyT, int R>
+template <typename KeyT, int R, int KIND>
 static topk_status launch_bucket(const rtopk_plan* L, const rtopk_params& P, cudaStream_t stream) {
-  /* one storage kind per bucket, so each (width, R) instantiates one kernel */
-  void (*kernel)(rtopk_params) = rtopk_kernel<KeyT, R, (R > RTOPK_REG_MAX)>;
+  /* one storage kind per bucket, so each (width, R, kind) instantiates one kernel */
+  void (*kernel)(rtopk_params) = rtopk_kernel<KeyT, R, (R > RTOPK_REG_MAX), KIND>;
   if (L->block_smem > RTOPK_SMEM_DEFAULT)
     TOPK_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L->block_smem));
   int64_t blocks = (P.batch + L->warps - 1) / L->warps;
@@ -102,15 +105,15 @@ static topk_status launch_bucket(const rtopk_plan* L, const rtopk_params& P, cud
   return TOPK_SUCCESS;
 }
 
-template <typename KeyT>
+template <typename KeyT, int KIND>
 static topk_status launch_width(const rtopk_plan* L, const rtopk_params& P, cudaStream_t stream) {
   switch (L->cap) {
-    case 128: return launch_bucket<KeyT, 128>(L, P, stream);
-    case 256: return launch_bucket<KeyT, 256>(L, P, stream);
-    case 512: return launch_bucket<KeyT, 512>(L, P, stream);
-    case 1024: return launch_bucket<KeyT, 1024>(L, P, stream);
-    case 2048: return launch_bucket<KeyT, 2048>(L, P, stream);
-    case 4096: return launch_bucket<KeyT, 4096>(L, P, stream);
+    case 128: return launch_bucket<KeyT, 128, KIND>(L, P, stream);
+    case 256: return launch_bucket<KeyT, 256, KIND>(L, P, stream);
+    case 512: return launch_bucket<KeyT, 512, KIND>(L, P, stream);
+    case 1024: return launch_bucket<KeyT, 1024, KIND>(L, P, stream);
+    case 2048: return launch_bucket<KeyT, 2048, KIND>(L, P, stream);
+    case 4096: return launch_bucket<KeyT, 4096, KIND>(L, P, stream);
     default: return topk_fail(TOPK_ERR_INTERNAL, "rtopk: no bucket of %d", L->cap);
   }
 }
@@ -145,10 +148,14 @@ static topk_status rtopk_launch(const topk_problem* p, const void* in, void* val
   P.row_smem = L.row_smem;
   P.worst_bits = topk_worst_value_bits(p->dtype, P.smallest);
   P.iters = iters;
+  /* value-space kinds (rtopk_kernels.cuh): fp32 reals for the 16- and 32-bit floats,
+   * doubles and a runtime dtype switch for the rest */
   switch (L.es) {
-    case 2: return launch_width<uint16_t>(&L, P, stream);
-    case 4: return launch_width<uint32_t>(&L, P, stream);
-    default: return launch_width<uint64_t>(&L, P, stream);
+    case 2: return launch_width<uint16_t, RTOPK_KIND_F16X>(&L, P, stream); /* F16, BF16 */
+    case 4:
+      return p->dtype == TOPK_F32 ? launch_width<uint32_t, RTOPK_KIND_F32>(&L, P, stream)
+                                  : launch_width<uint32_t, RTOPK_KIND_GENERIC>(&L, P, stream); /* I32, U32 */
+    default: return launch_width<uint64_t, RTOPK_KIND_GENERIC>(&L, P, stream); /* F64, I64, U64 */
   }
 }
 

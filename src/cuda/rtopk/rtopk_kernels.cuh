@@ -7,13 +7,17 @@
  *   load    the row is read once, 16-byte vector loads where the row start is
  *           aligned (scalar otherwise and for the tail), and every element is
  *           turned into its rank key at the load (larger is better; keys.h):
- *           rows of up to 1024 stay in registers (R / 32 keys per lane), longer
- *           rows in the warp's slice of shared memory (the same layout, read back
- *           with 16-byte loads). Lane l holds elements (c * 32 + l) * V + j of
- *           chunk c, j < V, so a chunk is one coalesced 512-byte warp load.
+ *           rows of up to 1024 stay in registers (R / 32 keys per lane, 16-bit
+ *           keys two to a register; all of a row's loads are issued before the
+ *           first is used), longer rows in the warp's slice of shared memory (the
+ *           same layout, read back with 16-byte loads). Lane l holds elements
+ *           (c * 32 + l) * V + j of chunk c, j < V, so a chunk is one coalesced
+ *           512-byte warp load.
  *   search  min and max key by warp reduction, then a binary search for the
- *           threshold; every step counts the keys >= mid with compares and one
- *           warp sum (redux.sync). See "exact search" and "early stopping".
+ *           threshold; every step counts the keys >= mid with a compare and a
+ *           predicated add per key (register rows: every chunk, no branches,
+ *           padding included) and one warp sum (redux.sync). See "exact search"
+ *           and "early stopping".
  *   select  one pass in index order: per chunk, ballot + popc prefix sums over
  *           the lanes give each selected element its output slot, so the k
  *           results are written compacted, in index order (unsorted output);
@@ -40,17 +44,23 @@
  * huge ranges, NaN/inf stand-ins) is replaced by the key midpoint, and after
  * RTOPK_VALUE_STEPS steps only key midpoints are used: at most
  * RTOPK_VALUE_STEPS + key-bits steps in all, whatever the data.
+ * Value space is a template parameter (RTOPK_KIND_*, rtopk_space): for F32, F16 and
+ * BF16 the reals are fp32 (value x 2^-8, finite stand-ins for NaN and +-inf) and the
+ * conversions straight-line code; the other dtypes use doubles and a runtime switch
+ * on the dtype. Precision only changes which guesses are made (the step count),
+ * never the result.
  * Ties (the project's deterministic rule): the results are every key > T plus
  * the lowest-index elements with key == T, up to k.
  *
- * Early stopping (max_iter > 0, Algorithm 2; approximate): value midpoints only,
- * at most max_iter steps; min moves up when count > k, max down when count < k,
- * and count == k ends the search with min = mid. The results are the first k
- * elements in index order whose key is >= the key of min: always k distinct
- * elements of the row (count(key >= min) >= k holds throughout), not always the
- * k best. Unlike the paper's line 11, an exact hit (count == k) moves min to mid,
- * so a hit returns exactly the top k (TOPK_RTOPK_PAPER_BREAK=1 restores the literal
- * line 11, for bench/rtopk_accuracy's comparison with the paper's Table 2).
+ * Early stopping (max_iter > 0, Algorithm 2; approximate): value midpoints only (in
+ * the kind's reals: fp32 for the 16- and 32-bit floats), at most max_iter steps; min
+ * moves up when count > k, max down when count < k, and count == k ends the search
+ * with min = mid. The results are the first k elements in index order whose key
+ * is >= the key of min: always k distinct elements of the row (count(key >= min)
+ * >= k holds throughout), not always the k best. Unlike the paper's line 11, an
+ * exact hit (count == k) moves min to mid, so a hit returns exactly the top k
+ * (TOPK_RTOPK_PAPER_BREAK=1 restores the literal line 11, for bench/rtopk_accuracy's
+ * comparison with the paper's Table 2).
  *
  * Invariants and safety:
  *   - warp-uniform control flow: every lane of a warp runs every row step
@@ -76,7 +86,9 @@ enum {
   RTOPK_REG_MAX = 1024,     /* rows up to this stay in registers; longer ones in shared memory */
   RTOPK_REG_WARPS = 8,      /* warps (rows in flight) per block, register buckets */
   RTOPK_SMEM_ROW_BUDGET = 32768, /* shared-memory buckets: row bytes per block */
-  RTOPK_VALUE_STEPS = 24    /* exact mode: value midpoints for at most this many steps */
+  RTOPK_VALUE_STEPS = 24,   /* exact mode: value midpoints for at most this many steps */
+  RTOPK_REG_MIN_BLOCKS = 4  /* register buckets: __launch_bounds__(256, this), <= 64 registers
+                               (rtopk_min_blocks has the exceptions) */
 };
 
 /* Exact mode's choice of the next threshold in (lo, hi] (TOPK_RTOPK_SEARCH, rtopk.cu). */
@@ -84,6 +96,15 @@ enum {
   RTOPK_SEARCH_INTERP = 0, /* default: interpolation in value space, a bisection after a poor step */
   RTOPK_SEARCH_VALUE = 1,  /* value midpoints (the paper's) */
   RTOPK_SEARCH_KEY = 2     /* key midpoints only: at most key-bits steps */
+};
+
+/* The value-space arithmetic of a kernel (a template parameter; rtopk.cu picks it from the
+ * dtype): the float kinds use fp32 reals and straight-line conversions, the generic kind
+ * doubles and a runtime switch on P.dtype. */
+enum {
+  RTOPK_KIND_GENERIC = 0, /* I32, U32 (32-bit keys), F64, I64, U64 (64-bit keys) */
+  RTOPK_KIND_F32 = 1,     /* F32 */
+  RTOPK_KIND_F16X = 2     /* F16 and BF16 (16-bit keys; which one is a warp-uniform flag) */
 };
 
 /* Everything a launch needs; passed by value. */
@@ -118,29 +139,39 @@ struct rtopk_xf {
   KeyT int_xor;   /* integers: the sign bit for signed types, 0 for unsigned */
   KeyT flip;      /* all ones for TOPK_SMALLEST */
   int  is_float;
+  int  bf16;      /* RTOPK_KIND_F16X: BF16 rather than F16 */
 };
 
-template <typename KeyT>
+/* The float kinds fix is_float (and F32 nan_abs) at compile time, so the transforms below
+ * fold to straight-line code. */
+template <typename KeyT, int KIND>
 __device__ __forceinline__ rtopk_xf<KeyT> rtopk_make_xf(int dtype, int smallest) {
   rtopk_xf<KeyT> x;
   x.sign = (KeyT)((KeyT)1 << (sizeof(KeyT) * 8 - 1));
-  x.is_float = dtype == TOPK_F32 || dtype == TOPK_F16 || dtype == TOPK_BF16 || dtype == TOPK_F64;
-  x.nan_abs = dtype == TOPK_F16 ? (KeyT)0x7C00u
+  x.is_float = KIND != RTOPK_KIND_GENERIC ||
+               (dtype == TOPK_F32 || dtype == TOPK_F16 || dtype == TOPK_BF16 || dtype == TOPK_F64);
+  x.bf16 = KIND == RTOPK_KIND_F16X && dtype == TOPK_BF16;
+  x.nan_abs = KIND == RTOPK_KIND_F32 ? (KeyT)0x7F800000u
+              : dtype == TOPK_F16 ? (KeyT)0x7C00u
               : dtype == TOPK_BF16 ? (KeyT)0x7F80u
               : dtype == TOPK_F32 ? (KeyT)0x7F800000u
                                   : (KeyT)0x7FF0000000000000ull;
-  x.int_xor = (dtype == TOPK_I32 || dtype == TOPK_I64) ? x.sign : (KeyT)0;
+  x.int_xor = KIND == RTOPK_KIND_GENERIC && (dtype == TOPK_I32 || dtype == TOPK_I64) ? x.sign : (KeyT)0;
   x.flip = smallest ? (KeyT)~(KeyT)0 : (KeyT)0;
   return x;
 }
 
-/* Raw bits -> rank key (same result as keys.h's topk_rank_key). */
+/* Raw bits -> rank key (same result as keys.h's topk_rank_key). Floats without branches:
+ * ~b for a negative value, b | sign otherwise, all ones for NaN. */
 template <typename KeyT>
 __device__ __forceinline__ KeyT rtopk_key(KeyT b, const rtopk_xf<KeyT>& x) {
+  constexpr int TOP = (int)sizeof(KeyT) * 8 - 1;
   KeyT k;
   if (x.is_float) {
     const KeyT a = (KeyT)(b & (KeyT)~x.sign);
-    k = a > x.nan_abs ? (KeyT)~(KeyT)0 : ((b & x.sign) ? (KeyT)~b : (KeyT)(b | x.sign));
+    const KeyT neg = (KeyT)((KeyT)0 - (KeyT)(b >> TOP)); /* all ones for a negative value */
+    k = (KeyT)(b ^ (KeyT)(neg | x.sign));
+    k = a > x.nan_abs ? (KeyT)~(KeyT)0 : k;
   } else {
     k = (KeyT)(b ^ x.int_xor);
   }
@@ -151,14 +182,15 @@ __device__ __forceinline__ KeyT rtopk_key(KeyT b, const rtopk_xf<KeyT>& x) {
  * element to keep its payload). */
 template <typename KeyT>
 __device__ __forceinline__ KeyT rtopk_raw(KeyT rk, const rtopk_xf<KeyT>& x, bool* nan) {
+  constexpr int TOP = (int)sizeof(KeyT) * 8 - 1;
   const KeyT k = (KeyT)(rk ^ x.flip);
   *nan = false;
   if (!x.is_float) return (KeyT)(k ^ x.int_xor);
-  if (k == (KeyT)~(KeyT)0) {
-    *nan = true;
-    return k;
-  }
-  return (k & x.sign) ? (KeyT)(k & (KeyT)~x.sign) : (KeyT)~k;
+  *nan = k == (KeyT)~(KeyT)0;
+  /* k & ~sign when the sign bit is set (a value >= +0), else ~k; without branches */
+  const KeyT pos = (KeyT)((KeyT)(k >> TOP) - (KeyT)1); /* 0 when set, all ones when clear */
+  const KeyT raw = (KeyT)(k ^ (KeyT)(pos | x.sign));
+  return *nan ? k : raw;
 }
 
 /* Stand-ins that keep every value midpoint finite: NaN (the best key when largest, the
@@ -216,6 +248,61 @@ __device__ __forceinline__ KeyT rtopk_key_of_real(double r, const rtopk_xf<KeyT>
   }
   return rtopk_key((KeyT)raw, x);
 }
+
+/*
+ * The float kinds' reals: fp32, value x 2^-8 (exact for all but the smallest magnitudes,
+ * below 2^-118, which only lose guess precision), so that the stand-ins for NaN and +-inf
+ * (1e38, 5e37) are finite, order beyond every finite value (FLT_MAX x 2^-8 = 1.3e36), and
+ * no sum, difference or interpolation of two reals overflows or gives NaN. A guess between
+ * a stand-in and a finite real scales back beyond FLT_MAX, i.e. to the key of +-inf, as the
+ * double reals with their 1e300 stand-ins did.
+ */
+#define RTOPK_FSCALE 0.00390625f /* 2^-8 */
+#define RTOPK_FUNSCALE 256.0f
+#define RTOPK_FBIG 1e38f
+#define RTOPK_FINF_PROXY 5e37f
+
+template <typename KeyT, int KIND>
+struct rtopk_space {
+  typedef float real;
+  /* rank key -> a real that orders as the key (value for largest, -value for smallest) */
+  static __device__ __forceinline__ float of_key(KeyT rk, const rtopk_xf<KeyT>& x, int dtype) {
+    (void)dtype;
+    bool nan;
+    const KeyT raw = rtopk_raw(rk, x, &nan);
+    float v;
+    if (KIND == RTOPK_KIND_F32) v = __uint_as_float((unsigned)raw);
+    else v = x.bf16 ? __uint_as_float((unsigned)raw << 16) : __half2float(__ushort_as_half((unsigned short)raw));
+    float r = v * RTOPK_FSCALE;
+    if (isinf(v)) r = v > 0.0f ? RTOPK_FINF_PROXY : -RTOPK_FINF_PROXY;
+    /* a NaN bit pattern from a key that no element has: below -inf or above +inf */
+    if (isnan(v)) r = (raw & x.sign) ? -RTOPK_FBIG : RTOPK_FBIG;
+    if (nan) r = RTOPK_FBIG;
+    return x.flip ? -r : r;
+  }
+  /* a real -> the rank key of the dtype value nearest to it (finite reals in, any key out) */
+  static __device__ __forceinline__ KeyT key_of(float r, const rtopk_xf<KeyT>& x, int dtype) {
+    (void)dtype;
+    const float t = (x.flip ? -r : r) * RTOPK_FUNSCALE;
+    unsigned raw;
+    if (KIND == RTOPK_KIND_F32) raw = __float_as_uint(t);
+    else raw = x.bf16 ? (unsigned)__bfloat16_as_ushort(__float2bfloat16_rn(t))
+                      : (unsigned)__half_as_ushort(__float2half_rn(t));
+    return rtopk_key((KeyT)raw, x);
+  }
+};
+
+/* The generic kind: doubles, the dtype switched at run time (rtopk_real, rtopk_key_of_real). */
+template <typename KeyT>
+struct rtopk_space<KeyT, RTOPK_KIND_GENERIC> {
+  typedef double real;
+  static __device__ __forceinline__ double of_key(KeyT rk, const rtopk_xf<KeyT>& x, int dtype) {
+    return rtopk_real(rk, x, dtype);
+  }
+  static __device__ __forceinline__ KeyT key_of(double r, const rtopk_xf<KeyT>& x, int dtype) {
+    return rtopk_key_of_real(r, x, dtype);
+  }
+};
 
 /* ------------------------------------------------------------------ warp primitives */
 
@@ -288,9 +375,16 @@ struct alignas(V * sizeof(KeyT)) rtopk_vec {
   KeyT a[V];
 };
 
+/* A register row's storage word: 16-bit keys are kept two to a 32-bit register. */
+template <typename KeyT, bool PACK> struct rtopk_word { typedef KeyT type; };
+template <> struct rtopk_word<uint16_t, true> { typedef uint32_t type; };
+
 /*
  * One warp's row: keys in registers (SMEM false) or in the warp's shared-memory
  * slice (SMEM true), lane l of chunk c holding positions (c * 32 + l) * V + j.
+ * Registers hold 16-bit keys in pairs (PACK: key j of a chunk in the low half of word
+ * j / 2 when j is even, in the high half when odd), so a lane's 32 keys of the 1024
+ * bucket take 16 registers, not 32 with garbage upper halves.
  */
 template <typename KeyT, int R, bool SMEM>
 struct rtopk_row {
@@ -298,7 +392,10 @@ struct rtopk_row {
   static constexpr int V = V0 < R / 32 ? V0 : R / 32;   /* keys per lane per chunk */
   static constexpr int CHUNKS = R / (32 * V);
   static constexpr int UNROLL = SMEM ? 2 : CHUNKS;
-  KeyT reg[SMEM ? 1 : CHUNKS * V];
+  static constexpr bool PACK = !SMEM && sizeof(KeyT) == 2; /* V is even then (>= 4) */
+  static constexpr int WPC = PACK ? V / 2 : V;              /* words per chunk */
+  typedef typename rtopk_word<KeyT, PACK>::type Word;
+  Word reg[SMEM ? 1 : CHUNKS * WPC];
   KeyT* smem; /* SMEM: the warp's R keys */
 
   __device__ __forceinline__ void get(int c, int lane, KeyT (&v)[V]) const {
@@ -306,9 +403,12 @@ struct rtopk_row {
       const rtopk_vec<KeyT, V> t = *reinterpret_cast<const rtopk_vec<KeyT, V>*>(smem + (c * 32 + lane) * V);
 #pragma unroll
       for (int j = 0; j < V; ++j) v[j] = t.a[j];
+    } else if (PACK) {
+#pragma unroll
+      for (int j = 0; j < V; ++j) v[j] = (KeyT)((uint32_t)reg[(SMEM ? 0 : c * WPC) + j / 2] >> (16 * (j & 1)));
     } else {
 #pragma unroll
-      for (int j = 0; j < V; ++j) v[j] = reg[(SMEM ? 0 : c * V) + j];
+      for (int j = 0; j < V; ++j) v[j] = (KeyT)reg[(SMEM ? 0 : c * V) + j];
     }
   }
   __device__ __forceinline__ void put(int c, int lane, const KeyT (&v)[V]) {
@@ -317,55 +417,139 @@ struct rtopk_row {
 #pragma unroll
       for (int j = 0; j < V; ++j) t.a[j] = v[j];
       *reinterpret_cast<rtopk_vec<KeyT, V>*>(smem + (c * 32 + lane) * V) = t;
+    } else if (PACK) {
+      /* packed by prmt in asm, so that the compiler keeps the words, not the 16-bit keys
+       * (which it would otherwise keep alive next to them, twice the registers) */
+#pragma unroll
+      for (int j = 0; j < V / 2; ++j) {
+        uint32_t w;
+        asm("prmt.b32 %0, %1, %2, 0x5410;" : "=r"(w) : "r"((uint32_t)v[2 * j]), "r"((uint32_t)v[2 * j + 1]));
+        reg[(SMEM ? 0 : c * WPC) + j] = (Word)w;
+      }
     } else {
 #pragma unroll
-      for (int j = 0; j < V; ++j) reg[(SMEM ? 0 : c * V) + j] = v[j];
+      for (int j = 0; j < V; ++j) reg[(SMEM ? 0 : c * V) + j] = (Word)v[j];
     }
   }
 };
 
+/* c += (v >= m): a compare and a predicated add (nvcc otherwise tends to add 1
+ * unconditionally and select, three instructions). */
+__device__ __forceinline__ void rtopk_add_ge(unsigned& c, uint32_t v, uint32_t m) {
+  asm("{\n\t.reg .pred p;\n\tsetp.ge.u32 p, %1, %2;\n\t@p add.u32 %0, %0, 1;\n\t}" : "+r"(c) : "r"(v), "r"(m));
+}
+__device__ __forceinline__ void rtopk_add_ge(unsigned& c, uint16_t v, uint16_t m) {
+  rtopk_add_ge(c, (uint32_t)v, (uint32_t)m);
+}
+__device__ __forceinline__ void rtopk_add_ge(unsigned& c, uint64_t v, uint64_t m) {
+  asm("{\n\t.reg .pred p;\n\tsetp.ge.u64 p, %1, %2;\n\t@p add.u32 %0, %0, 1;\n\t}" : "+r"(c) : "l"(v), "l"(m));
+}
+
+/* A pair of 16-bit keys in a word (rtopk_row's PACK), mh = m << 16: c_lo += (low key >= m),
+ * c_hi += (high key >= m). volatile: a shift, two compares and two predicated adds per
+ * step, rather than the shifted words hoisted out of the search loop (16 more registers). */
+__device__ __forceinline__ void rtopk_add_ge_pair(unsigned& c_lo, unsigned& c_hi, uint32_t w, uint32_t mh) {
+  asm volatile(
+      "{\n\t.reg .pred p, q;\n\t.reg .b32 t;\n\tshl.b32 t, %2, 16;\n\tsetp.ge.u32 p, t, %3;\n\t"
+      "setp.ge.u32 q, %2, %3;\n\t@p add.u32 %0, %0, 1;\n\t@q add.u32 %1, %1, 1;\n\t}"
+      : "+r"(c_lo), "+r"(c_hi)
+      : "r"(w), "r"(mh));
+}
+
 /* Number of keys >= m in the row's active chunks, over the warp. Padding (key 0) never
- * counts: m >= 1. */
+ * counts: m >= 1. Register rows count every chunk, padding included, without branches
+ * (a compare and a predicated add per key, V independent sums, one redux.sync); shared-
+ * memory rows only the active chunks. */
 template <typename KeyT, int R, bool SMEM>
 __device__ __forceinline__ unsigned rtopk_count_ge(const rtopk_row<KeyT, R, SMEM>& row, int lane, int chunks,
                                                    KeyT m) {
   typedef rtopk_row<KeyT, R, SMEM> Row;
-  unsigned c = 0;
+  if (!SMEM) {
+    unsigned cj[Row::V];
+#pragma unroll
+    for (int j = 0; j < Row::V; ++j) cj[j] = 0;
+    if (Row::PACK) {
+      /* a pair's high key >= m iff word >= m << 16; its low key iff word << 16 >= m << 16 */
+      const uint32_t mh = (uint32_t)m << 16;
+#pragma unroll
+      for (int ch = 0; ch < Row::CHUNKS; ++ch)
+#pragma unroll
+        for (int j = 0; j < Row::WPC; ++j)
+          rtopk_add_ge_pair(cj[2 * j], cj[2 * j + 1], (uint32_t)row.reg[(SMEM ? 0 : ch * Row::WPC) + j], mh);
+    } else {
+#pragma unroll
+      for (int ch = 0; ch < Row::CHUNKS; ++ch)
+#pragma unroll
+        for (int j = 0; j < Row::V; ++j) rtopk_add_ge(cj[j], (KeyT)row.reg[(SMEM ? 0 : ch * Row::V) + j], m);
+    }
+    unsigned c = 0;
+#pragma unroll
+    for (int j = 0; j < Row::V; ++j) c += cj[j];
+    return rtopk_warp_sum(c);
+  }
+  /* shared-memory rows: the active chunks, one 16-byte load each (16-bit keys compared
+   * in pairs, as above) */
+  unsigned c0 = 0, c1 = 0;
+  const uint32_t mh = (uint32_t)m << 16;
 #pragma unroll Row::UNROLL
-  for (int ch = 0; ch < Row::CHUNKS; ++ch) {
-    if (ch < chunks) {
+  for (int ch = 0; ch < chunks; ++ch) {
+    if (sizeof(KeyT) == 2) {
+      const rtopk_vec<uint32_t, 4> t =
+          *reinterpret_cast<const rtopk_vec<uint32_t, 4>*>(row.smem + (ch * 32 + lane) * Row::V);
+#pragma unroll
+      for (int i = 0; i < 4; ++i) rtopk_add_ge_pair(c0, c1, t.a[i], mh);
+    } else {
       KeyT v[Row::V];
       row.get(ch, lane, v);
 #pragma unroll
-      for (int j = 0; j < Row::V; ++j) c += v[j] >= m ? 1u : 0u;
+      for (int j = 0; j < Row::V; ++j) rtopk_add_ge((j & 1) ? c1 : c0, v[j], m);
     }
   }
-  return rtopk_warp_sum(c);
+  return rtopk_warp_sum(c0 + c1);
 }
 
-/* Writes one result: the raw value (reloaded from the input for NaN keys, so payloads
- * survive) and the index. */
+/* Writes result `slot` of the row whose results start at obase: the raw value (reloaded
+ * from the input for NaN keys, so payloads survive) and the index. */
 template <typename KeyT>
 __device__ __forceinline__ void rtopk_emit(const rtopk_params& P, const rtopk_xf<KeyT>& x, const KeyT* src,
-                                           int64_t o, KeyT key, int idx) {
+                                           int64_t obase, unsigned slot, KeyT key, int idx) {
   bool nan;
   KeyT raw = rtopk_raw(key, x, &nan);
   if (nan) raw = src[idx];
-  ((KeyT*)P.values)[o] = raw;
-  if (P.index_type == TOPK_INDEX_I64) ((int64_t*)P.indices)[o] = idx;
-  else if (P.index_type == TOPK_INDEX_I32) ((int32_t*)P.indices)[o] = idx;
+  ((KeyT*)P.values + obase)[slot] = raw;
+  if (P.index_type == TOPK_INDEX_I64) ((int64_t*)P.indices + obase)[slot] = idx;
+  else if (P.index_type == TOPK_INDEX_I32) ((int32_t*)P.indices + obase)[slot] = idx;
 }
 
 /* ------------------------------------------------------------------ the kernel */
 
+/* Blocks of 256 threads per SM that the register budget must allow: 4 (<= 64 registers)
+ * for the register buckets, so that 32 warps (rows) are in flight per SM, 5 (<= 48) for
+ * R = 128, except where that would spill in the search or select loops: 3 (<= 80) for
+ * 64-bit keys at R = 512 and the generic kind's 32-bit keys at R = 1024, none for 64-bit
+ * keys at R = 1024 (64 registers of keys per lane) and for the shared-memory buckets
+ * (under 64 anyway). Checked with -Xptxas -v: no spills but a few bytes outside the
+ * loops (F32 at R = 1024). */
+template <typename KeyT, int R, bool SMEM, int KIND>
+struct rtopk_min_blocks {
+  static constexpr bool wide = (sizeof(KeyT) == 8 && R >= 512) || (KIND == RTOPK_KIND_GENERIC && R >= 1024);
+  static constexpr int value = SMEM || (sizeof(KeyT) == 8 && R >= 1024) ? 1
+                               : wide                                  ? 3
+                               : R <= 128                              ? 5
+                                                                       : RTOPK_REG_MIN_BLOCKS;
+};
+
 /*
  * grid-stride over rows, one warp per row; blockDim.x = 32 x warps per block;
- * dynamic shared memory = warps x P.warp_smem.
+ * dynamic shared memory = warps x P.warp_smem. KIND: RTOPK_KIND_*, matching P.dtype.
  */
-template <typename KeyT, int R, bool SMEM>
-__global__ void __launch_bounds__(256) rtopk_kernel(const rtopk_params P) {
+template <typename KeyT, int R, bool SMEM, int KIND>
+__global__ void __launch_bounds__(256, (rtopk_min_blocks<KeyT, R, SMEM, KIND>::value))
+    rtopk_kernel(const rtopk_params P) {
   typedef rtopk_row<KeyT, R, SMEM> Row;
   typedef typename rtopk_wide<KeyT>::type WideT;
+  typedef rtopk_space<KeyT, KIND> Space;
+  typedef typename Space::real RealT;
   constexpr int V = Row::V;
   constexpr int CHUNKS = Row::CHUNKS;
   constexpr int PBITS = V >= 8 ? 4 : V >= 4 ? 3 : V >= 2 ? 2 : 1; /* bits of a count in [0, V] */
@@ -378,7 +562,7 @@ __global__ void __launch_bounds__(256) rtopk_kernel(const rtopk_params P) {
   unsigned char* wsm = rtopk_smem + (size_t)warp * P.warp_smem;
   KeyT* sort_key = (KeyT*)(wsm + P.row_smem);
   uint16_t* sort_idx = (uint16_t*)(wsm + P.row_smem + (((size_t)P.sort_cap * sizeof(KeyT) + 15) & ~(size_t)15));
-  const rtopk_xf<KeyT> x = rtopk_make_xf<KeyT>(P.dtype, P.smallest);
+  const rtopk_xf<KeyT> x = rtopk_make_xf<KeyT, KIND>(P.dtype, P.smallest);
   const KeyT ones = (KeyT)~(KeyT)0;
 
   Row row;
@@ -404,34 +588,79 @@ __global__ void __launch_bounds__(256) rtopk_kernel(const rtopk_params P) {
 
     /* ---- load: keys, min and max of the valid ones */
     KeyT kmin = ones, kmax = 0;
+    if (!SMEM) {
+      /* register rows: every chunk's load is issued before any is used, so that a warp has
+       * the whole row in flight rather than one 512-byte chunk at a time */
+      KeyT raw[CHUNKS][V];
+#pragma unroll
+      for (int c = 0; c < CHUNKS; ++c) {
+        const int pos = (c * 32 + lane) * V;
+        if (c < chunks && aligned && pos + V <= len) {
+          const rtopk_vec<KeyT, V> t = *reinterpret_cast<const rtopk_vec<KeyT, V>*>(src + pos);
+#pragma unroll
+          for (int j = 0; j < V; ++j) raw[c][j] = t.a[j];
+        } else {
+#pragma unroll
+          for (int j = 0; j < V; ++j) raw[c][j] = pos + j < len ? src[pos + j] : (KeyT)0;
+        }
+      }
+#pragma unroll
+      for (int c = 0; c < CHUNKS; ++c) {
+        const int pos = (c * 32 + lane) * V;
+        KeyT v[V];
+        if ((c + 1) * 32 * V <= len) { /* warp-uniform: the whole chunk is in the row */
+#pragma unroll
+          for (int j = 0; j < V; ++j) {
+            v[j] = rtopk_key(raw[c][j], x);
+            kmin = v[j] < kmin ? v[j] : kmin;
+            kmax = v[j] > kmax ? v[j] : kmax;
+          }
+        } else {
+#pragma unroll
+          for (int j = 0; j < V; ++j) {
+            if (pos + j < len) {
+              v[j] = rtopk_key(raw[c][j], x);
+              kmin = v[j] < kmin ? v[j] : kmin;
+              kmax = v[j] > kmax ? v[j] : kmax;
+            } else {
+              v[j] = 0; /* padding: never counted (every mid >= 1) */
+            }
+          }
+        }
+        row.put(c, lane, v);
+      }
+    } else {
 #pragma unroll Row::UNROLL
     for (int c = 0; c < CHUNKS; ++c) {
       KeyT v[V];
       if (c < chunks) {
         const int pos = (c * 32 + lane) * V;
-        if (aligned && pos + V <= len) {
+        if (aligned && pos + V <= len) { /* a full vector: no per-element checks */
           const rtopk_vec<KeyT, V> t = *reinterpret_cast<const rtopk_vec<KeyT, V>*>(src + pos);
 #pragma unroll
-          for (int j = 0; j < V; ++j) v[j] = t.a[j];
-        } else {
-#pragma unroll
-          for (int j = 0; j < V; ++j) v[j] = pos + j < len ? src[pos + j] : (KeyT)0;
-        }
-#pragma unroll
-        for (int j = 0; j < V; ++j) {
-          if (pos + j < len) {
-            v[j] = rtopk_key(v[j], x);
+          for (int j = 0; j < V; ++j) {
+            v[j] = rtopk_key(t.a[j], x);
             kmin = v[j] < kmin ? v[j] : kmin;
             kmax = v[j] > kmax ? v[j] : kmax;
-          } else {
-            v[j] = 0; /* padding: never counted (every mid >= 1) */
+          }
+        } else {
+#pragma unroll
+          for (int j = 0; j < V; ++j) {
+            if (pos + j < len) {
+              v[j] = rtopk_key(src[pos + j], x);
+              kmin = v[j] < kmin ? v[j] : kmin;
+              kmax = v[j] > kmax ? v[j] : kmax;
+            } else {
+              v[j] = 0; /* padding: never counted (every mid >= 1) */
+            }
           }
         }
       } else {
 #pragma unroll
         for (int j = 0; j < V; ++j) v[j] = 0;
       }
-      if (!SMEM || c < chunks) row.put(c, lane, v);
+      if (c < chunks) row.put(c, lane, v);
+    }
     }
     if (SMEM) __syncwarp();
     kmin = (KeyT)rtopk_warp_min((WideT)kmin);
@@ -448,72 +677,76 @@ __global__ void __launch_bounds__(256) rtopk_kernel(const rtopk_params P) {
       tlo = 0;
       need = (unsigned)len; /* the whole row, then padding */
     } else if (P.max_iter > 0) {
-      /* early stopping (Algorithm 2): value midpoints, at most max_iter steps */
+      /* early stopping (Algorithm 2): value midpoints, at most max_iter steps (k < len <= R) */
+      const unsigned ku = (unsigned)k;
       KeyT lo = kmin;
-      double lo_r = rtopk_real(kmin, x, P.dtype), hi_r = rtopk_real(kmax, x, P.dtype);
+      RealT lo_r = Space::of_key(kmin, x, P.dtype), hi_r = Space::of_key(kmax, x, P.dtype);
       for (int it = 0; it < P.max_iter && lo != kmax; ++it) {
-        const double mid_r = 0.5 * lo_r + 0.5 * hi_r;
-        KeyT m = rtopk_key_of_real(mid_r, x, P.dtype);
+        const RealT mid_r = (RealT)0.5 * lo_r + (RealT)0.5 * hi_r;
+        KeyT m = Space::key_of(mid_r, x, P.dtype);
         if (m <= lo) m = (KeyT)(lo + 1); /* lo < kmax here, so no wrap */
         const unsigned c = rtopk_count_ge(row, lane, chunks, m);
         ++steps;
-        if ((int64_t)c < k) {
+        if (c < ku) {
           /* count(key > lo) < k <= count(key >= lo): lo is the k-th key, and the first k keys
            * >= lo in index order are the exact result; no later step could move lo */
           if (m == (KeyT)(lo + 1)) break;
           hi_r = mid_r;
         } else {
-          if ((int64_t)c == k && P.paper_break) break; /* the paper's line 11 taken literally */
+          if (c == ku && P.paper_break) break; /* the paper's line 11 taken literally */
           lo = m;
           lo_r = mid_r;
-          if ((int64_t)c == k) break;
+          if (c == ku) break;
         }
       }
       thi = ones;
       tlo = lo;
-      need = (unsigned)k;
+      need = ku;
     } else {
-      /* exact: [lo, hi] holds the k-th key; gt = count(key > hi) */
+      /* exact: [lo, hi] holds the k-th key; gt = count(key > hi); k < len <= R */
+      const unsigned ku = (unsigned)k;
+      const float kh = (float)ku + 0.5f;
       KeyT lo = kmin, hi = kmax;
       unsigned gt = 0, c_lo = (unsigned)len; /* count(key >= lo) */
       bool hit = false, bisect_next = false;
       KeyT hit_m = 0;
       const bool by_value = P.search != RTOPK_SEARCH_KEY;
-      double lo_r = 0, hi_r = 0;
+      const bool interp = P.search == RTOPK_SEARCH_INTERP;
+      RealT lo_r = 0, hi_r = 0;
       if (by_value) {
-        lo_r = rtopk_real(lo, x, P.dtype);
-        hi_r = rtopk_real(hi, x, P.dtype);
+        lo_r = Space::of_key(lo, x, P.dtype);
+        hi_r = Space::of_key(hi, x, P.dtype);
       }
       while (lo < hi) {
         ++steps;
         KeyT m = (KeyT)(lo + (KeyT)((KeyT)(hi - lo) >> 1) + 1); /* the key midpoint, in (lo, hi] */
         bool m_is_value = false;
-        double m_r = 0;
+        RealT m_r = 0;
         if (by_value && steps <= RTOPK_VALUE_STEPS) {
           /* interp: halfway between the value midpoint and the point where the count would
            * be k + 1/2 if the values were uniform in [lo, hi] (c_lo > k > gt), or the value
            * midpoint after a step that did not halve the interval */
-          const float frac = P.search == RTOPK_SEARCH_INTERP && !bisect_next
-                                 ? 0.25f + 0.5f * __fdividef((float)c_lo - (float)k - 0.5f, (float)(c_lo - gt))
+          const float frac = interp && !bisect_next
+                                 ? 0.25f + 0.5f * __fdividef((float)c_lo - kh, (float)(c_lo - gt))
                                  : 0.5f; /* a fast division: it only steers the guess */
-          m_r = lo_r + (hi_r - lo_r) * frac;
-          const KeyT vm = rtopk_key_of_real(m_r, x, P.dtype);
+          m_r = lo_r + (hi_r - lo_r) * (RealT)frac;
+          const KeyT vm = Space::key_of(m_r, x, P.dtype);
           if (vm > lo && vm <= hi) {
             m = vm;
             m_is_value = true;
           }
         }
         const unsigned c = rtopk_count_ge(row, lane, chunks, m);
-        if ((int64_t)c == k) {
+        if (c == ku) {
           hit = true;
           hit_m = m;
           break;
         }
-        const double w = hi_r - lo_r;
+        const RealT w = hi_r - lo_r;
         /* the real of the new endpoint: the guess itself when it gave m (rounding aside: it
          * only steers the guesses), else decoded from the key */
-        if (by_value && !m_is_value) m_r = rtopk_real(m, x, P.dtype);
-        if ((int64_t)c > k) {
+        if (by_value && !m_is_value) m_r = Space::of_key(m, x, P.dtype);
+        if (c > ku) {
           lo = m;
           c_lo = c;
           lo_r = m_r;
@@ -522,7 +755,7 @@ __global__ void __launch_bounds__(256) rtopk_kernel(const rtopk_params P) {
           gt = c;
           hi_r = m_r;
         }
-        bisect_next = hi_r - lo_r > 0.5 * w;
+        bisect_next = hi_r - lo_r > (RealT)0.5 * w;
       }
       if (hit) {
         thi = (KeyT)(hit_m - 1); /* the k keys >= hit_m are the results; no ties to take */
@@ -531,7 +764,7 @@ __global__ void __launch_bounds__(256) rtopk_kernel(const rtopk_params P) {
       } else {
         thi = lo;
         tlo = lo;
-        need = (unsigned)(k - (int64_t)gt);
+        need = ku - gt;
       }
     }
     if (P.iters && lane == 0) P.iters[r] = steps;
@@ -540,6 +773,8 @@ __global__ void __launch_bounds__(256) rtopk_kernel(const rtopk_params P) {
     unsigned taken = 0; /* [tlo, thi] elements taken so far */
     unsigned slot0 = 0; /* results written so far */
     const int64_t obase = r * k;
+    /* slot < k: slots stay below len <= R, so min(k, R) bounds them in 32 bits */
+    const unsigned kcap = k < (int64_t)R ? (unsigned)k : (unsigned)R;
 #pragma unroll Row::UNROLL
     for (int c = 0; c < CHUNKS; ++c) {
       if (c < chunks) {
@@ -573,23 +808,23 @@ __global__ void __launch_bounds__(256) rtopk_kernel(const rtopk_params P) {
         unsigned slot = slot0 + rtopk_lane_prefix<PBITS>((unsigned)__popc(selmask), lane_lt, &tot);
         slot0 += tot;
 #pragma unroll
-        for (int j = 0; j < V; ++j)
-          if (selmask & (1u << j)) {
-            if ((int64_t)slot < k) {
-              if (P.sorted) {
-                if (slot < (unsigned)P.sort_cap) {
-                  sort_key[slot] = v[j];
-                  sort_idx[slot] = (uint16_t)(pos + j);
-                }
-              } else {
-                rtopk_emit<KeyT>(P, x, src, obase + slot, v[j], pos + j);
+        for (int j = 0; j < V; ++j) {
+          const bool sel = (selmask >> j) & 1u;
+          if (sel && slot < kcap) {
+            if (P.sorted) {
+              if (slot < (unsigned)P.sort_cap) {
+                sort_key[slot] = v[j];
+                sort_idx[slot] = (uint16_t)(pos + j);
               }
+            } else {
+              rtopk_emit<KeyT>(P, x, src, obase, slot, v[j], pos + j);
             }
-            ++slot;
           }
+          slot += sel ? 1u : 0u;
+        }
       }
     }
-    const unsigned nsel = (int64_t)slot0 < k ? slot0 : (unsigned)k; /* == min(len, k) */
+    const unsigned nsel = slot0 < kcap ? slot0 : kcap; /* == min(len, k) */
 
     /* ---- TOPK_SORTED: rank every staged result (key descending, then index) */
     if (P.sorted) {
@@ -602,7 +837,7 @@ __global__ void __launch_bounds__(256) rtopk_kernel(const rtopk_params P) {
           const KeyT kf = sort_key[f];
           rank += (kf > ke || (kf == ke && f < e)) ? 1u : 0u; /* slots are in index order */
         }
-        rtopk_emit<KeyT>(P, x, src, obase + rank, ke, (int)sort_idx[e]);
+        rtopk_emit<KeyT>(P, x, src, obase, rank, ke, (int)sort_idx[e]);
       }
     }
 

@@ -75,6 +75,7 @@
 #include <cooperative_groups.h>
 
 #include "../common/keys.cuh"
+#include "../common/rows.cuh"
 
 enum {
   AIR_THREADS = 256,
@@ -187,19 +188,11 @@ struct air_row_extent {
  * Buffer shares do not overlap: floor(a/alpha) + floor(b/alpha) <= floor((a+b)/alpha).
  */
 __device__ __forceinline__ air_row_extent air_row(const air_params& P, int64_t row) {
+  const topk_row_span s = topk_row(P.offsets, P.n, P.ld, row); /* common/rows.cuh */
   air_row_extent r;
-  if (P.offsets) {
-    int64_t b = P.offsets[row], e = P.offsets[row + 1];
-    b = b < 0 ? 0 : (b > P.n ? P.n : b);
-    e = e < b ? b : (e > P.n ? P.n : e);
-    r.start = b;
-    r.len = e - b;
-    r.vo = b;
-  } else {
-    r.start = row * P.ld;
-    r.len = P.n;
-    r.vo = (row - P.row0) * P.n;
-  }
+  r.start = s.start;
+  r.len = s.len;
+  r.vo = P.offsets ? s.start : (row - P.row0) * P.n;
   return r;
 }
 

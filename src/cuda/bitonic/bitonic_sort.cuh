@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "../common/keys.cuh"
+#include "../common/rows.cuh"
 
 enum { BT_THREADS = 256 };
 
@@ -103,18 +104,10 @@ struct bt_finish_params {
 __device__ __forceinline__ void bt_input_row(const void* in, const int64_t* offsets, int64_t n, int64_t ld, int64_t r,
                                              int64_t* start, int64_t* len, int64_t* vo) {
   (void)in;
-  if (offsets) {
-    int64_t b = offsets[r], e = offsets[r + 1];
-    b = b < 0 ? 0 : (b > n ? n : b);
-    e = e < b ? b : (e > n ? n : e);
-    *start = b;
-    *len = e - b;
-    *vo = b;
-  } else {
-    *start = r * ld;
-    *len = n;
-    *vo = r * n;
-  }
+  const topk_row_span s = topk_row(offsets, n, ld, r); /* common/rows.cuh */
+  *start = s.start;
+  *len = s.len;
+  *vo = offsets ? s.start : r * n;
 }
 
 /*

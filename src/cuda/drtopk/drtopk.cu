@@ -183,22 +183,27 @@ static int grid_cap(const topk_device_info* dev, int64_t blocks, int per_sm) {
   return blocks < 1 ? 1 : (int)blocks;
 }
 
+/* Grid of the per-row kernels: rows over y (up to 65535, the kernels stride), blocks_per_row
+ * over x, capped so that the whole grid stays within per_sm blocks per SM. */
+static dim3 row_grid(const topk_device_info* dev, int64_t batch, int64_t blocks_per_row, int per_sm) {
+  const unsigned gy = (unsigned)(batch < 65535 ? batch : 65535);
+  int cap = grid_cap(dev, (int64_t)1 << 40, per_sm) / (int)gy;
+  if (cap < 1) cap = 1;
+  const int64_t gx = blocks_per_row < 1 ? 1 : (blocks_per_row < cap ? blocks_per_row : cap);
+  return dim3((unsigned)gx, gy);
+}
+
 template <topk_dtype DT, int BETA>
 static topk_status launch_build(const dt_plan* L, const dt_params& P, const topk_device_info* dev, cudaStream_t s) {
   typedef typename topk_dtype_traits<DT>::raw_t RawT;
-  const unsigned gy = (unsigned)(P.batch < 65535 ? P.batch : 65535);
   const int64_t slots_row = P.n / L->S + 2; /* the longest row's slots (n: whole buffer with offsets) */
-  const int per_row_cap = grid_cap(dev, (int64_t)1 << 40, 32) / (int)gy;
   if (L->smem_build) {
-    const int64_t blocks = (slots_row + 127) / 128; /* 4 warps x 32 subranges */
-    const unsigned gx = (unsigned)(blocks < per_row_cap ? (blocks < 1 ? 1 : blocks) : (per_row_cap < 1 ? 1 : per_row_cap));
     const size_t smem = (size_t)(DT_SMEM_THREADS / 32) * 32 * ((size_t)L->S * sizeof(RawT) + 16);
-    dt_delegate_smem_kernel<DT, BETA><<<dim3(gx, gy), DT_SMEM_THREADS, smem, s>>>(P);
+    /* 4 warps x 32 subranges per block */
+    dt_delegate_smem_kernel<DT, BETA><<<row_grid(dev, P.batch, (slots_row + 127) / 128, 32), DT_SMEM_THREADS, smem, s>>>(P);
     TOPK_CUDA_TRY_LAUNCH("dt_delegate_smem_kernel");
   } else {
-    const int64_t blocks = (slots_row + 7) / 8;
-    const unsigned gx = (unsigned)(blocks < per_row_cap ? (blocks < 1 ? 1 : blocks) : (per_row_cap < 1 ? 1 : per_row_cap));
-    dt_delegate_warp_kernel<DT, BETA><<<dim3(gx, gy), DT_THREADS, 0, s>>>(P);
+    dt_delegate_warp_kernel<DT, BETA><<<row_grid(dev, P.batch, (slots_row + 7) / 8, 32), DT_THREADS, 0, s>>>(P);
     TOPK_CUDA_TRY_LAUNCH("dt_delegate_warp_kernel");
   }
   return TOPK_SUCCESS;
@@ -206,12 +211,8 @@ static topk_status launch_build(const dt_plan* L, const dt_params& P, const topk
 
 template <topk_dtype DT, int BETA>
 static topk_status launch_concat(const dt_plan* L, const dt_params& P, const topk_device_info* dev, cudaStream_t s) {
-  const unsigned gy = (unsigned)(P.batch < 65535 ? P.batch : 65535);
   const int64_t groups = (P.n / L->S + 2 + 31) / 32;
-  const int per_row_cap = grid_cap(dev, (int64_t)1 << 40, 32) / (int)gy;
-  const int64_t blocks = (groups + 7) / 8;
-  const unsigned gx = (unsigned)(blocks < per_row_cap ? (blocks < 1 ? 1 : blocks) : (per_row_cap < 1 ? 1 : per_row_cap));
-  dt_concat_kernel<DT, BETA><<<dim3(gx, gy), DT_THREADS, 0, s>>>(P);
+  dt_concat_kernel<DT, BETA><<<row_grid(dev, P.batch, (groups + 7) / 8, 32), DT_THREADS, 0, s>>>(P);
   TOPK_CUDA_TRY_LAUNCH("dt_concat_kernel");
   return TOPK_SUCCESS;
 }
@@ -221,12 +222,8 @@ template <topk_dtype DT>
 static topk_status launch_full(const dt_plan* L, const dt_params& P, const topk_device_info* dev, cudaStream_t s) {
   typedef typename topk_dtype_traits<DT>::raw_t RawT;
   const int64_t ch = 32 * (16 / (int64_t)sizeof(RawT)) * DT_UNROLL;
-  const unsigned gy = (unsigned)(P.batch < 65535 ? P.batch : 65535);
   const int64_t items = L->fcap * ((L->S + ch - 1) / ch);
-  const int per_row_cap = grid_cap(dev, (int64_t)1 << 40, 16) / (int)gy;
-  const int64_t blocks = (items + 7) / 8;
-  const unsigned gx = (unsigned)(blocks < per_row_cap ? (blocks < 1 ? 1 : blocks) : (per_row_cap < 1 ? 1 : per_row_cap));
-  dt_full_kernel<DT><<<dim3(gx, gy), DT_THREADS, 0, s>>>(P);
+  dt_full_kernel<DT><<<row_grid(dev, P.batch, (items + 7) / 8, 16), DT_THREADS, 0, s>>>(P);
   TOPK_CUDA_TRY_LAUNCH("dt_full_kernel");
   return TOPK_SUCCESS;
 }
@@ -295,11 +292,8 @@ static topk_status run_steps(const topk_args* a, const dt_plan* L, char* base, c
   TOPK_FORWARD_IF_ERROR((launch_concat<DT, BETA>(L, P, dev, s)));
   TOPK_FORWARD_IF_ERROR((launch_full<DT>(L, P, dev, s)));
   {
-    const unsigned gy = (unsigned)(P.batch < 65535 ? P.batch : 65535);
     const int64_t per_row = P.batch > 1 ? (L->bound + DT_THREADS - 1) / DT_THREADS : 1;
-    const int cap = grid_cap(dev, (int64_t)1 << 40, 16) / (int)gy;
-    const unsigned gx = (unsigned)(per_row < cap ? per_row : (cap < 1 ? 1 : cap));
-    dt_finish_concat_kernel<<<dim3(gx, gy), DT_THREADS, 0, s>>>(P);
+    dt_finish_concat_kernel<<<row_grid(dev, P.batch, per_row, 16), DT_THREADS, 0, s>>>(P);
     TOPK_CUDA_TRY_LAUNCH("dt_finish_concat_kernel");
   }
   TOPK_FORWARD_IF_ERROR(record(E, 4, s));

@@ -53,6 +53,7 @@
 #include <stdint.h>
 
 #include "../common/keys.cuh"
+#include "../common/rows.cuh"
 
 enum {
   DT_THREADS = 256,       /* warp-centric kernels, concatenation */
@@ -96,21 +97,13 @@ struct dt_row {
   int64_t vo;    /* virtual start */
 };
 
-/* Row r's extent; offsets clamped into [0, n] as AIR does (no access outside the input). */
+/* Row r's extent (clamped offsets: common/rows.cuh) and its virtual start. */
 __device__ __forceinline__ dt_row dt_get_row(const dt_params& P, int64_t r) {
+  const topk_row_span s = topk_row(P.offsets, P.n, P.ld, r);
   dt_row R;
-  if (P.offsets) {
-    int64_t b = P.offsets[r], e = P.offsets[r + 1];
-    b = b < 0 ? 0 : (b > P.n ? P.n : b);
-    e = e < b ? b : (e > P.n ? P.n : e);
-    R.start = b;
-    R.len = e - b;
-    R.vo = b;
-  } else {
-    R.start = r * P.ld;
-    R.len = P.n;
-    R.vo = r * P.n;
-  }
+  R.start = s.start;
+  R.len = s.len;
+  R.vo = P.offsets ? s.start : r * P.n;
   return R;
 }
 

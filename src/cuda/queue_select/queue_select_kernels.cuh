@@ -36,6 +36,7 @@
 
 #include "../common/cuda_check.h"
 #include "../common/keys.cuh"
+#include "../common/rows.cuh"
 #include "queue_select.h"
 
 /* uint4 vectors per thread per round: 8 elements of 32 bits, 8 of 16, 4 of 64. */
@@ -43,16 +44,9 @@ template <int KB> __host__ __device__ constexpr int qs_unroll() { return KB == 1
 
 /* Row `row`'s first element and length; offsets clamped into [0, n]. */
 __device__ __forceinline__ void qs_row(const qs_params& P, int64_t row, int64_t& start, uint32_t& len) {
-  if (P.offsets) {
-    int64_t b = P.offsets[row], e = P.offsets[row + 1];
-    b = b < 0 ? 0 : (b > P.n ? P.n : b);
-    e = e < b ? b : (e > P.n ? P.n : e);
-    start = b;
-    len = (uint32_t)(e - b); /* n <= QS_MAX_ROW (supports()) */
-  } else {
-    start = row * P.ld;
-    len = (uint32_t)P.n;
-  }
+  const topk_row_span s = topk_row(P.offsets, P.n, P.ld, row); /* common/rows.cuh */
+  start = s.start;
+  len = (uint32_t)s.len; /* n <= QS_MAX_ROW (supports()) */
 }
 
 /* Element j of a 16-byte vector of KB-bit elements (little-endian). */

@@ -80,6 +80,7 @@
 #include <cuda_fp16.h>
 
 #include "../common/keys.cuh"
+#include "../common/rows.cuh"
 
 enum {
   RTOPK_MAX_N = 4096,       /* longest row (bucket capacity) */
@@ -570,18 +571,9 @@ __global__ void __launch_bounds__(256, (rtopk_min_blocks<KeyT, R, SMEM, KIND>::v
 
   for (int64_t r = (int64_t)blockIdx.x * (blockDim.x >> 5) + warp; r < P.batch; r += warps_total) {
     /* ---- the row's extent: offsets clamped into [0, n], length into [0, R] */
-    int64_t start;
-    int len;
-    if (P.offsets) {
-      int64_t b = P.offsets[r], e = P.offsets[r + 1];
-      b = b < 0 ? 0 : (b > P.n ? P.n : b);
-      e = e < b ? b : (e > P.n ? P.n : e);
-      start = b;
-      len = (int)(e - b < R ? e - b : R);
-    } else {
-      start = r * P.ld;
-      len = (int)(P.n < R ? P.n : R);
-    }
+    const topk_row_span span = topk_row(P.offsets, P.n, P.ld, r); /* common/rows.cuh */
+    const int64_t start = span.start;
+    const int len = (int)(span.len < R ? span.len : R);
     const KeyT* src = (const KeyT*)P.in + start;
     const int chunks = (len + 32 * V - 1) / (32 * V); /* chunks holding row elements */
     const bool aligned = ((uintptr_t)src % (V * sizeof(KeyT))) == 0;

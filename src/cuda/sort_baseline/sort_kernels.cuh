@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "../common/keys.cuh"
+#include "../common/rows.cuh"
 
 /* Writes keys[row * n + i] = sort key of in[row * ld + i] and vals[row * n + i] = i,
  * for rows [0, rows) of n elements: the group's rows packed without their stride. */
@@ -53,18 +54,9 @@ static __global__ void sort_segments_kernel(const int64_t* __restrict__ offsets,
                                             int64_t* __restrict__ begin, int64_t* __restrict__ end) {
   const int64_t stride = (int64_t)gridDim.x * blockDim.x;
   for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < rows; r += stride) {
-    int64_t b, e;
-    if (offsets) {
-      b = offsets[r];
-      e = offsets[r + 1];
-      b = b < 0 ? 0 : (b > n ? n : b);
-      e = e < b ? b : (e > n ? n : e);
-    } else {
-      b = r * n;
-      e = b + n;
-    }
-    begin[r] = b;
-    end[r] = e;
+    const topk_row_span s = topk_row(offsets, n, n, r); /* common/rows.cuh; uniform rows are packed here */
+    begin[r] = s.start;
+    end[r] = s.start + s.len;
   }
 }
 

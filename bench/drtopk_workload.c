@@ -12,14 +12,15 @@
  *        customised distribution), f32, drtopk_radix.
  * sweepcsv  the data Rule 4 is fitted on (bench/fit_rule4.py) and checked against
  *        (tests/test_drtopk_rule4.c), as CSV: UD, every n = 2^24..2^max, k = 4^0..4^8,
- *        the median ms for every alpha 5..20 (not part of "all").
+ *        the median ms for every alpha 5..20, the alphas interleaved run by run
+ *        (not part of "all").
  * sweep  Rule 4 check: for n = 2^24..2^max and k = 1..2^16, the median time of
  *        drtopk_radix per alpha (TOPK_DRTOPK_ALPHA), the best alpha, the alpha
  *        Rule 4 chooses, and time(Rule 4) / time(best) (the issue asks <= 1.10).
  * beta   Rule 3 re-measured: total time for beta = 1..4, n = 2^max, k = 1..2^16.
  * bw     delegate construction alone (the first step, from the step timings) in
  *        GB/s and as % of topk_measure_read_bandwidth, for the shared-memory
- *        kernel (alpha 5, 6) and the warp-centric kernel (alpha 5..16), n = 2^max.
+ *        kernel (alpha 5..10) and the warp-centric kernel (alpha 5..16), n = 2^max.
  *
  * Timing: CUDA events around topk_select, 2 warm-up runs, median of 7; the input
  * (>= 64 MB) is larger than the L2, so no buffer rotation is needed.
@@ -88,6 +89,50 @@ done:
   topk_event_destroy(e1);
   topk_device_free(ws);
   return res;
+}
+
+/*
+ * Median ms of topk_select for p at every alpha in [lo, hi] (t[a - lo]), the alphas
+ * interleaved run by run (WARM rounds, then REPS timed rounds), so that a transient
+ * slowdown of the GPU touches every alpha alike instead of a few in a row. One
+ * workspace, the largest any alpha needs. @return 0, or -1 on an error.
+ */
+static int time_alphas(const topk_problem* p, int lo, int hi, const void* d_in, void* d_v, void* d_i, float* t) {
+  enum { MAXA = TOPK_DRTOPK_ALPHA_MAX + 1 };
+  size_t bytes = 0;
+  for (int a = lo; a <= hi; ++a) {
+    size_t b = 0;
+    set_alpha(a);
+    if (topk_workspace_size(p, &b) != TOPK_SUCCESS) return -1;
+    if (b > bytes) bytes = b;
+  }
+  void* ws = NULL;
+  if (bytes && topk_device_malloc(&ws, bytes) != TOPK_SUCCESS) return -1;
+  topk_event *e0 = NULL, *e1 = NULL;
+  static float runs[MAXA][REPS];
+  int rc = -1;
+  if (topk_event_create(&e0) != TOPK_SUCCESS || topk_event_create(&e1) != TOPK_SUCCESS) goto done;
+  for (int r = 0; r < WARM + REPS; ++r)
+    for (int a = lo; a <= hi; ++a) {
+      set_alpha(a);
+      topk_event_record(e0, NULL);
+      if (topk_select(p, d_in, d_v, d_i, ws, bytes, NULL) != TOPK_SUCCESS) goto done;
+      topk_event_record(e1, NULL);
+      float ms = 0;
+      if (topk_event_elapsed_ms(e0, e1, &ms) != TOPK_SUCCESS) goto done;
+      if (r >= WARM) runs[a - lo][r - WARM] = ms;
+    }
+  for (int a = lo; a <= hi; ++a) {
+    qsort(runs[a - lo], REPS, sizeof(float), cmp_float);
+    t[a - lo] = runs[a - lo][REPS / 2];
+  }
+  rc = 0;
+done:
+  set_alpha(0);
+  topk_event_destroy(e0);
+  topk_event_destroy(e1);
+  topk_device_free(ws);
+  return rc;
 }
 
 /* Median (by total time) of the step statistics of REPS runs. */
@@ -194,16 +239,15 @@ int main(int argc, char** argv) {
       /* the fitting data of src/drtopk_rule4.c (bench/fit_rule4.py, tests/test_drtopk_rule4.c) */
       printf("device,dist,n,k,alpha,median_ms\n");
       for (int ln = 24; ln <= max_log; ++ln)
-        for (int lk = 0; lk <= 16; lk += 2)
-          for (int a = TOPK_DRTOPK_ALPHA_MIN; a <= TOPK_DRTOPK_ALPHA_MAX && a < ln; ++a) {
-            topk_problem p = {.batch = 1, .n = (int64_t)1 << ln, .k = (int64_t)1 << lk, .algo = TOPK_ALGO_DRTOPK_RADIX};
-            set_alpha(a);
-            const float t = time_select(&p, d_in, d_v, d_i);
-            if (t < 0) return fail(TOPK_ERR_INTERNAL, "sweep timing");
-            printf("%s,uniform,%lld,%lld,%d,%.5f\n", props.name, (long long)p.n, (long long)p.k, a, t);
-            fflush(stdout);
-          }
-      set_alpha(0);
+        for (int lk = 0; lk <= 16; lk += 2) {
+          topk_problem p = {.batch = 1, .n = (int64_t)1 << ln, .k = (int64_t)1 << lk, .algo = TOPK_ALGO_DRTOPK_RADIX};
+          const int lo = TOPK_DRTOPK_ALPHA_MIN, hi = TOPK_DRTOPK_ALPHA_MAX < ln - 1 ? TOPK_DRTOPK_ALPHA_MAX : ln - 1;
+          float t[TOPK_DRTOPK_ALPHA_MAX + 1];
+          if (time_alphas(&p, lo, hi, d_in, d_v, d_i, t) != 0) return fail(TOPK_ERR_INTERNAL, "sweep timing");
+          for (int a = lo; a <= hi; ++a)
+            printf("%s,uniform,%lld,%lld,%d,%.5f\n", props.name, (long long)p.n, (long long)p.k, a, t[a - lo]);
+          fflush(stdout);
+        }
     }
 
     if ((all || strcmp(section, "beta") == 0) && di == 0) {
@@ -234,7 +278,7 @@ int main(int argc, char** argv) {
       static const char* const builds[2] = {"smem", "warp"};
       for (int b = 0; b < 2; ++b)
         for (int beta = 1; beta <= 2; ++beta)
-          for (int a = 5; a <= (b == 0 ? 6 : 16); ++a) {
+          for (int a = 5; a <= (b == 0 ? 10 : 16); ++a) {
             setenv("TOPK_DRTOPK_BUILD", builds[b], 1);
             char bb[8];
             snprintf(bb, sizeof bb, "%d", beta);

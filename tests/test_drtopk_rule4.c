@@ -5,7 +5,8 @@
  *
  * The sweep is a committed measurement, bench/results/h100_drtopk_alpha_sweep.csv
  * (build/drtopk_workload 30 sweepcsv on the H100: the median time of drtopk_radix for
- * every alpha 5..20 at every n = 2^24..2^30 and k = 4^0..4^8, uniform f32). This test
+ * every alpha 5..20 at every n = 2^24..2^30 and k = 4^0..4^8, uniform f32, the alphas
+ * interleaved run by run). This test
  * times nothing: for every swept (n, k) it looks up the time of the alpha the rule
  * picks against the fastest alpha's, so a change to the rule or its constants that the
  * data does not support fails here, on any machine.
@@ -96,8 +97,8 @@ TEST(sweep_covers_the_range) {
 /*
  * The issue asks every point within 10 % of the best alpha; on the H100 data no
  * constants of the rule's form achieve that (src/drtopk_rule4.c says where and why),
- * so this guards what the fitted rule does achieve: every point within 30 %, the
- * median within 5 %. The points beyond 10 % are printed.
+ * so this guards what the fitted rule does achieve: every point within 15 % (worst
+ * 1.142), the median within 3 % (1.013). The points beyond 10 % are printed.
  */
 TEST(rule4_regret_on_the_sweep) {
   ASSERT_EQ_I64(load(TOPK_RULE4_SWEEP_CSV), 0);
@@ -133,8 +134,8 @@ TEST(rule4_regret_on_the_sweep) {
   const double median = npts % 2 ? r[npts / 2] : 0.5 * (r[npts / 2 - 1] + r[npts / 2]);
   fprintf(stderr, "  %d points: worst Rule 4 / best %.3f, median %.3f, %d beyond 10 %%\n", npts, worst, median, over10);
   ASSERT_EQ_I64(missing, 0);
-  ASSERT_TRUE(worst <= 1.30);
-  ASSERT_TRUE(median <= 1.05);
+  ASSERT_TRUE(worst <= 1.15);
+  ASSERT_TRUE(median <= 1.03);
   return TEST_OK;
 }
 

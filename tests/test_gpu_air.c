@@ -95,6 +95,13 @@ TEST(sanitizer_small) {
   RUN(.dtype = TOPK_F32, .batch = 2, .n = 20000, .k = 100, .gen = {.dist = GEN_ZIPF}, .path = "cluster");
   RUN(.dtype = TOPK_BF16, .batch = 2, .n = 180000, .k = 300, .flags = TOPK_SORTED, .gen = {.dist = GEN_ALL_EQUAL},
       .path = "cluster");
+  /* the cluster path for one row given by offsets (sized for the whole buffer): an unaligned
+   * row over 7 of 8 blocks; a short row in the first of 4 blocks, the others empty */
+  static const int64_t off_c8[] = {37, 150037}, off_c4[] = {5, 3005};
+  RUN(.dtype = TOPK_F32, .batch = 1, .n = 180000, .k = 1000, .gen = {.dist = GEN_ZIPF}, .offsets = off_c8,
+      .path = "cluster");
+  RUN(.dtype = TOPK_BF16, .batch = 1, .n = 100000, .k = 40, .flags = TOPK_SORTED, .gen = {.dist = GEN_NORMAL},
+      .offsets = off_c4, .path = "cluster");
   /* the race_one_block shape once, so that racecheck covers the one-block kernel on it */
   RUN(.dtype = TOPK_BF16, .batch = 56, .n = 2067, .k = 1795, .index_type = TOPK_INDEX_I64,
       .gen = {.dist = GEN_NORMAL, .nan_fraction = 0.1, .inf_fraction = 0.1}, .path = "one");

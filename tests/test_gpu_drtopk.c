@@ -253,6 +253,19 @@ TEST(delegate_paths) {
     RUN_DR(.dtype = TOPK_U32, .batch = 2, .n = 300001, .k = 10, .flags = TOPK_SORTED | TOPK_SMALLEST,
            .gen = {.dist = GEN_UNIFORM}, .alpha = "6", .build = builds[w]);
   }
+  /* NaN and inf in the shared-memory kernel, alpha 5 (one chunk per subrange) to 10 (32 chunks) */
+  RUN_DR(.dtype = TOPK_F32, .batch = 2, .n = 300001, .k = 1000, .flags = TOPK_SMALLEST,
+         .gen = {.dist = GEN_NORMAL, .nan_fraction = 0.01, .inf_fraction = 0.01}, .alpha = "5", .build = "smem");
+  RUN_DR(.dtype = TOPK_F32, .batch = 1, .n = 300001, .k = 100, .flags = TOPK_SORTED,
+         .gen = {.dist = GEN_UNIFORM, .nan_fraction = 0.0001}, .alpha = "9", .build = "smem");
+  RUN_DR(.dtype = TOPK_F32, .batch = 1, .n = 300001, .k = 30, .gen = {.dist = GEN_UNIFORM, .inf_fraction = 0.0002},
+         .alpha = "10", .build = "smem", .beta = "4");
+  /* one row of 2^22: the first step's 2^22 / S x 2 delegates take each of the base's
+   * paths (AIR: one block at 4096, an 8-block cluster at 131072, fused at 262144) */
+  static const char* const first_step[] = {"11", "6", "5"};
+  for (int a = 0; a < COUNT(first_step); ++a)
+    RUN_DR(.dtype = TOPK_F32, .batch = 1, .n = (int64_t)1 << 22, .k = 64, .gen = {.dist = GEN_UNIFORM},
+           .alpha = first_step[a]);
   /* alpha so large that the bound reaches the row: the plain base */
   RUN_DR(.dtype = TOPK_F32, .batch = 2, .n = 100000, .k = 100, .gen = {.dist = GEN_UNIFORM}, .alpha = "20");
   return TEST_OK;

@@ -17,7 +17,8 @@
  *              pass of MULTI in one cooperative launch (air_fused_kernel), passes
  *              separated by a per-row barrier instead of a kernel boundary; the
  *              kernel zeroes its own histograms. One launch instead of 4 to 8.
- *   CLUSTER    on Hopper, uniform rows above the ONE-BLOCK size and at most 8 x AIR_CLUSTER_MAX_SLICE_BYTES:
+ *   CLUSTER    on Hopper, uniform rows (or one row given by offsets) above the ONE-BLOCK size and at
+ *              most 8 x AIR_CLUSTER_MAX_SLICE_BYTES:
  *              a thread-block cluster of 1, 2, 4 or 8 blocks per row, the row staged
  *              across their shared memory (air_cluster_kernel; one launch, the row
  *              read from DRAM once, no workspace but the sorted part).
@@ -216,7 +217,8 @@ static int cluster_shape(int64_t len, int es, int* cs, int64_t* slice) {
 
 /*
  * ONE-BLOCK for short rows; else CLUSTER (Hopper) for rows that fit the shared
- * memory of a cluster (uniform rows only: with offsets the longest row is unknown);
+ * memory of a cluster (uniform rows, or one row given by offsets: it lies within the
+ * n-element buffer; with more rows by offsets the longest row is unknown);
  * else FUSED when every row can have a resident block (batch <= SM count: at least
  * one resident block per SM is certain) and the input is small enough that launch
  * overhead matters; else MULTI. (Measured since: FUSED beats CLUSTER on 6 of the 8
@@ -229,7 +231,9 @@ static int choose_path(const topk_problem* p, const topk_device_info* dev, int e
   const int fits_fused = p->batch <= sms;
   int cs = 0;
   int64_t slice = 0;
-  const int fits_cluster = dev && dev->cc_major >= 9 && !p->row_offsets && cluster_shape(p->n, es, &cs, &slice);
+  /* with offsets only for one row: it lies within the n-element buffer, so n bounds it */
+  const int fits_cluster = dev && dev->cc_major >= 9 && (!p->row_offsets || p->batch == 1) &&
+                           cluster_shape(p->n, es, &cs, &slice);
   if (forced == PATH_ONE || forced == PATH_MULTI) return forced;
   if (forced == PATH_FUSED) return fits_fused ? PATH_FUSED : PATH_MULTI;
   if (forced == PATH_CLUSTER && fits_cluster) return PATH_CLUSTER;

@@ -27,12 +27,13 @@
  * on the H100 from bench/drtopk_workload's alpha sweep. Beta (Rule 3) defaults to DT_BETA.
  * Knobs (environment, read at every call): TOPK_DRTOPK_ALPHA (force alpha),
  * TOPK_DRTOPK_BETA (1..4), TOPK_DRTOPK_RULE4_C, TOPK_DRTOPK_BUILD=warp|smem (force
- * a delegate kernel; smem needs S <= 64).
+ * a delegate kernel; smem needs alpha <= 10).
  *
  * Workspace (each part rounded to 256 bytes, plus 255 for alignment):
  *   tc, cnt, nfull: batch u64 each; off1, off2: batch + 1 int64 each
  *   full subrange lists: batch x (floor(k / beta) + 1) int64
- *   delegates (floor(N / S) + batch) * beta u64, N = all elements
+ *   delegates batch x ceil(n / S) x beta u64 (uniform rows: the first top-k's rows),
+ *             (floor(N / S) + batch) x beta with offsets, N = all elements
  *   concatenated min(N, batch * B) u64
  *   s1, s2: batch x k u64 (the two base results)
  *   the base's workspace: the larger of its two steps' (they run one after the other)
@@ -121,9 +122,9 @@ static topk_status plan_layout(const topk_problem* p, const topk_device_info* de
   if (L->beta < 1 || L->beta > 4) L->beta = DT_BETA;
   L->S = (int64_t)1 << L->alpha;
   const char* build = getenv("TOPK_DRTOPK_BUILD");
-  L->smem_build = L->S <= DT_SMEM_MAX_S;
+  L->smem_build = L->alpha <= DT_SMEM_AUTO_ALPHA;
   if (build && strcmp(build, "warp") == 0) L->smem_build = 0;
-  if (build && strcmp(build, "smem") == 0 && L->S <= DT_SMEM_MAX_S) L->smem_build = 1;
+  if (build && strcmp(build, "smem") == 0 && L->alpha <= DT_SMEM_MAX_ALPHA) L->smem_build = 1;
 
   /* B = (k / beta + 1) * S + k, if it fits comfortably. */
   const int64_t kb_ = p->k / L->beta + 1;
@@ -141,10 +142,18 @@ static topk_status plan_layout(const topk_problem* p, const topk_device_info* de
     L->total = L->base_ws;
     return TOPK_SUCCESS;
   }
-  L->d_total = (L->N / L->S + p->batch) * L->beta;
   L->c_total = p->batch > L->N / L->bound ? L->N : p->batch * L->bound;
   const unsigned nondet = TOPK_NONDETERMINISTIC;
-  L->p1 = base_problem(p, L->d_total, nondet);
+  if (p->row_offsets) {
+    L->d_total = (L->N / L->S + p->batch) * L->beta;
+    L->p1 = base_problem(p, L->d_total, nondet);
+  } else { /* uniform rows of ceil(n / S) x beta delegates: the base may take its one-block or cluster path */
+    const int64_t per_row = (p->n + L->S - 1) / L->S * L->beta;
+    L->d_total = p->batch * per_row;
+    L->p1 = base_problem(p, per_row, nondet);
+    L->p1.row_offsets = NULL;
+    L->p1.ld = per_row;
+  }
   L->p2 = base_problem(p, L->c_total, nondet | (p->flags & TOPK_SORTED));
   size_t w1 = 0, w2 = 0;
   char why[256];
@@ -197,10 +206,23 @@ template <topk_dtype DT, int BETA>
 static topk_status launch_build(const dt_plan* L, const dt_params& P, const topk_device_info* dev, cudaStream_t s) {
   typedef typename topk_dtype_traits<DT>::raw_t RawT;
   const int64_t slots_row = P.n / L->S + 2; /* the longest row's slots (n: whole buffer with offsets) */
+  /* Both kernels stride over their work with more blocks than fit (32 per SM): blocks that
+   * finish early are replaced, which balances the few subranges per warp of large alphas (a
+   * grid of exactly the resident blocks measured 1-3 % slower for the shared-memory kernel,
+   * 2-15 % for the warp-centric one). */
   if (L->smem_build) {
-    const size_t smem = (size_t)(DT_SMEM_THREADS / 32) * 32 * ((size_t)L->S * sizeof(RawT) + 16);
-    /* 4 warps x 32 subranges per block */
-    dt_delegate_smem_kernel<DT, BETA><<<row_grid(dev, P.batch, (slots_row + 127) / 128, 32), DT_SMEM_THREADS, smem, s>>>(P);
+    /* 4 warps x 32 subranges per block; alpha 5..DT_SMEM_MAX_ALPHA */
+    const size_t smem = (size_t)dt_smem_build_bytes(L->alpha, (int)sizeof(RawT));
+    const dim3 grid = row_grid(dev, P.batch, (slots_row + 127) / 128, 32);
+    switch (L->alpha) {
+      case 5: dt_delegate_smem_kernel<DT, BETA, 5><<<grid, DT_SMEM_THREADS, smem, s>>>(P); break;
+      case 6: dt_delegate_smem_kernel<DT, BETA, 6><<<grid, DT_SMEM_THREADS, smem, s>>>(P); break;
+      case 7: dt_delegate_smem_kernel<DT, BETA, 7><<<grid, DT_SMEM_THREADS, smem, s>>>(P); break;
+      case 8: dt_delegate_smem_kernel<DT, BETA, 8><<<grid, DT_SMEM_THREADS, smem, s>>>(P); break;
+      case 9: dt_delegate_smem_kernel<DT, BETA, 9><<<grid, DT_SMEM_THREADS, smem, s>>>(P); break;
+      case 10: dt_delegate_smem_kernel<DT, BETA, 10><<<grid, DT_SMEM_THREADS, smem, s>>>(P); break;
+      default: return topk_fail(TOPK_ERR_INTERNAL, "drtopk: shared-memory delegates for alpha %d", L->alpha);
+    }
     TOPK_CUDA_TRY_LAUNCH("dt_delegate_smem_kernel");
   } else {
     dt_delegate_warp_kernel<DT, BETA><<<row_grid(dev, P.batch, (slots_row + 7) / 8, 32), DT_THREADS, 0, s>>>(P);
@@ -277,7 +299,7 @@ static topk_status run_steps(const topk_args* a, const dt_plan* L, char* base, c
   topk_args a1;
   memset(&a1, 0, sizeof a1);
   a1.p = L->p1;
-  a1.p.row_offsets = P.off1;
+  if (L->p1.row_offsets) a1.p.row_offsets = P.off1;
   a1.in = P.dele;
   a1.values = (void*)P.s1;
   a1.indices = NULL;

@@ -12,8 +12,9 @@
  *   1. delegates (Rule 1, Rule 3): subranges of S = 2^alpha elements; the top
  *      beta composites of each, sorted best first, to the delegate vector
  *      (dt_delegate_warp_kernel: one warp per subrange, 16-byte loads;
- *      dt_delegate_smem_kernel for S <= 64: a warp stages 32 subranges in shared
- *      memory with coalesced loads, then each lane scans one subrange, no shuffles).
+ *      dt_delegate_smem_kernel for S <= 512: a warp stages 32 subranges in shared
+ *      memory chunk by chunk with coalesced asynchronous copies, double-buffered,
+ *      and each lane scans one subrange, no shuffles).
  *      Per element both keep 32-bit (key, offset) pairs; composites are formed per
  *      subrange.
  *   2. first top-k (the base, on the delegate vector); Tc = the k-th best delegate
@@ -41,7 +42,8 @@
  * Per-row regions (all rows share one buffer each; for valid offsets regions are
  * contiguous, so they are the base's row offsets; vo = virtual start: r * n for
  * uniform rows, the clamped offset otherwise; ve = vo + len):
- *   delegates    [(vo >> alpha) + r) * beta, ((ve >> alpha) + r + 1) * beta)
+ *   delegates    uniform rows: [r x m x beta, (r + 1) x m x beta), m = ceil(n / S);
+ *                offsets: [(vo >> alpha) + r) * beta, ((ve >> alpha) + r + 1) * beta)
  *                (every slot written: real delegates, then 0)
  *   concatenated [min(vo, r * B), min(ve, (r + 1) * B)); the unused tail of every
  *                row but the last is filled with 0 (never selected: a row with
@@ -58,7 +60,8 @@
 enum {
   DT_THREADS = 256,       /* warp-centric kernels, concatenation */
   DT_SMEM_THREADS = 128,  /* shared-memory delegate kernel: 4 warps */
-  DT_SMEM_MAX_S = 64,     /* subranges up to this many elements use the shared-memory kernel */
+  DT_SMEM_MAX_ALPHA = 10, /* the shared-memory kernel is built for alpha 5..10 (TOPK_DRTOPK_BUILD=smem) */
+  DT_SMEM_AUTO_ALPHA = 9, /* and runs by default up to this alpha (docs/BENCHMARKS.md: delegate construction) */
   DT_UNROLL = 4           /* 16-byte loads in flight per lane */
 };
 
@@ -107,14 +110,19 @@ __device__ __forceinline__ dt_row dt_get_row(const dt_params& P, int64_t r) {
   return R;
 }
 
-/* Subranges holding elements, and delegate slots of the row's region (>= that). */
+/* Subranges holding elements, and delegate slots of the row's region (>= that).
+ * Uniform rows: exactly the subranges, ceil(n / S) per row, so the first top-k gets
+ * uniform rows of ceil(n / S) x beta delegates (no padding slot: an extra one per
+ * row pushed 2^24 / 2^13 x 2 = 4096 delegates over AIR's one-block size). */
 __device__ __forceinline__ int64_t dt_nsub(const dt_params& P, const dt_row& R) {
   return (R.len + ((int64_t)1 << P.alpha) - 1) >> P.alpha;
 }
 __device__ __forceinline__ int64_t dt_nslots(const dt_params& P, const dt_row& R) {
+  if (!P.offsets) return dt_nsub(P, R);
   return ((R.vo + R.len) >> P.alpha) - (R.vo >> P.alpha) + 1;
 }
 __device__ __forceinline__ int64_t dt_dbase(const dt_params& P, const dt_row& R, int64_t r) {
+  if (!P.offsets) return r * ((P.n + ((int64_t)1 << P.alpha) - 1) >> P.alpha) * P.beta;
   return ((R.vo >> P.alpha) + r) * P.beta;
 }
 /* min(v, r * B) without forming r * B when it would exceed v (no overflow). */
@@ -297,28 +305,62 @@ __global__ void __launch_bounds__(DT_THREADS) dt_delegate_warp_kernel(const dt_p
 }
 
 /*
- * Shared-memory delegates for small subranges (sec. 5.3): each warp copies 32
- * consecutive subranges (32 x S elements) into its shared area with coalesced
- * 16-byte loads and 16-byte stores, raw, one 16-byte pad per subrange; then lane i
- * scans subrange i alone with 16-byte shared loads: no shuffles. Bank check (a
- * 16-byte access is served 8 lanes at a time): subrange i starts at 16-byte slot
- * i x (SV + 1), SV = S x es / 16, so 8 consecutive lanes reading their j-th vector
- * hit slots congruent to i x (SV + 1) + j mod 8, distinct for SV = 4 or a multiple of 8.
- * Dynamic shared memory: DT_SMEM_THREADS / 32 x 32 x (S x es + 16) bytes.
+ * Shared-memory delegates for small subranges (sec. 5.3), S = 2^ALPHA <= 1024. A warp
+ * owns 32 consecutive subranges (a group); lane i scans subrange i alone, keeping its
+ * list in registers: no shuffles. The group is staged in chunks of CV 16-byte
+ * vectors per subrange (128 bytes: whole cache lines, so the loads stay coalesced),
+ * 32 x CV vectors per stage, copied with cp.async (L2 evict-first) into one of two
+ * stage buffers per warp while the lane scans the other. Chunks let the kernel serve
+ * subranges up to 512 elements, where the warp-centric kernel's per-subrange shuffle
+ * reductions cost it most of the bandwidth (38-77 % at alpha 7-9, beta 2).
+ * Bank check (a 16-byte access is served 8 lanes at a time): subrange i's chunk
+ * starts at 16-byte slot i x (CV + 1), so 8 consecutive lanes reading their j-th
+ * vector hit slots i x (CV + 1) + j, distinct mod 8 for CV = 4 or 8.
+ * The row's ragged last group and unaligned rows are staged synchronously with
+ * checked element loads and scanned with bounds.
+ * Dynamic shared memory: dt_smem_build_bytes(ALPHA, element size).
  */
-template <topk_dtype DT, int BETA>
+enum { DT_SMEM_CHUNK_V = 8 }; /* 16-byte vectors per subrange per stage (128 bytes) */
+
+__host__ __device__ constexpr int dt_smem_chunk_v(int alpha, int es) {
+  return ((1 << alpha) * es / 16) < DT_SMEM_CHUNK_V ? ((1 << alpha) * es / 16) : DT_SMEM_CHUNK_V;
+}
+__host__ __device__ constexpr int dt_smem_build_bytes(int alpha, int es) {
+  return (DT_SMEM_THREADS / 32) * 2 * 32 * (dt_smem_chunk_v(alpha, es) + 1) * 16;
+}
+
+/* 16 bytes global -> shared, asynchronous, L2 evict-first (the input is read once: +3-6 % at alpha 7-9) */
+__device__ __forceinline__ unsigned long long dt_evict_first_policy() {
+  const unsigned long long pol = dt_evict_first_policy();
+  return pol;
+}
+__device__ __forceinline__ void dt_cp_async16(void* smem, const void* gmem, unsigned long long pol) {
+  const unsigned sa = (unsigned)__cvta_generic_to_shared(smem);
+  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;\n" ::"r"(sa), "l"(gmem), "l"(pol) : "memory");
+}
+__device__ __forceinline__ void dt_cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+/* Waits until at most one committed group of this thread is still in flight. */
+__device__ __forceinline__ void dt_cp_async_wait_prev() { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }
+
+template <topk_dtype DT, int BETA, int ALPHA>
 __global__ void __launch_bounds__(DT_SMEM_THREADS) dt_delegate_smem_kernel(const dt_params P) {
   typedef typename topk_dtype_traits<DT>::raw_t RawT;
   constexpr int VEC = 16 / (int)sizeof(RawT);
-  constexpr int LOG_VEC = VEC == 8 ? 3 : 2;
+  constexpr int S = 1 << ALPHA;
+  constexpr int SV = S / VEC;                                  /* 16-byte vectors per subrange */
+  constexpr int CV = dt_smem_chunk_v(ALPHA, (int)sizeof(RawT)); /* of them per stage */
+  constexpr int NC = SV / CV;                                  /* stages per group */
+  constexpr int PITCH = CV + 1;
+  constexpr int STAGE = 32 * PITCH; /* 16-byte slots of one stage buffer */
+  static_assert(SV % CV == 0 && (CV & (CV - 1)) == 0 && VEC >= BETA, "dt_delegate_smem_kernel shape");
   extern __shared__ uint4 dt_smem4[];
   const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5;
-  const int S = 1 << P.alpha;
-  const int lsv = P.alpha - LOG_VEC, SV = 1 << lsv; /* 16-byte vectors per subrange */
-  uint4* my = dt_smem4 + wib * 32 * (SV + 1);
+  uint4* const bufs = dt_smem4 + wib * 2 * STAGE;
   const int64_t warp0 = ((int64_t)blockIdx.x * DT_SMEM_THREADS + threadIdx.x) >> 5;
   const int64_t warps = (int64_t)gridDim.x * (DT_SMEM_THREADS / 32);
   const bool smallest = P.smallest != 0;
+  unsigned long long pol;
+  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
   for (int64_t r = blockIdx.y; r < P.batch; r += gridDim.y) {
     const dt_row R = dt_get_row(P, r);
     const int64_t m = dt_nsub(P, R), slots = dt_nslots(P, R);
@@ -326,80 +368,85 @@ __global__ void __launch_bounds__(DT_SMEM_THREADS) dt_delegate_smem_kernel(const
     const bool aligned = ((uintptr_t)row & 15) == 0;
     dt_u64* d = P.dele + dt_dbase(P, R, r);
     const int64_t groups = (slots + 31) / 32;
-    for (int64_t g = warp0; g < groups; g += warps) {
-      const int64_t lo = g * 32 * S;
-      const int64_t hi = lo + 32 * (int64_t)S < R.len ? lo + 32 * (int64_t)S : R.len; /* may be <= lo */
-      const int nvec = 32 * SV; /* a multiple of 32 x DT_UNROLL (SV >= 4) */
-      if (aligned && hi - lo == 32 * (int64_t)S) { /* the common case: no bounds to check */
-        const uint4* src = (const uint4*)(row + lo);
-        for (int v0 = lane; v0 < nvec; v0 += 32 * DT_UNROLL) {
-          uint4 x[DT_UNROLL];
+    /* a whole group inside the row, 16-byte aligned: staged asynchronously, scanned unchecked */
+    auto fast = [&](int64_t g) { return aligned && (g + 1) * 32 * (int64_t)S <= R.len; };
+    auto issue = [&](int64_t g, int c, uint4* st) {
+      const uint4* src = (const uint4*)(row + g * 32 * (int64_t)S) + c * CV;
 #pragma unroll
-          for (int u = 0; u < DT_UNROLL; ++u) x[u] = __ldcs(src + v0 + u * 32);
+      for (int u = 0; u < CV; ++u) {
+        const int vi = lane + 32 * u, sub = vi / CV, j = vi % CV;
+        dt_cp_async16(st + sub * PITCH + j, src + sub * SV + j, pol);
+      }
+    };
+    int64_t g = warp0;
+    int c = 0, cur = 0;
+    if (g < groups && fast(g)) issue(g, 0, bufs);
+    dt_cp_async_commit();
+    uint32_t tk[BETA], to[BETA];
+    while (g < groups) {
+      int64_t gn = g;
+      int cn = c + 1;
+      if (cn == NC) {
+        cn = 0;
+        gn = g + warps;
+      }
+      uint4* const st = bufs + cur * STAGE;
+      if (gn < groups && fast(gn)) issue(gn, cn, bufs + (cur ^ 1) * STAGE);
+      dt_cp_async_commit();
+      const int64_t j = g * 32 + lane; /* this lane's slot */
+      const int64_t base = j * S;
+      if (c == 0) dt_list_clear<BETA>(tk, to);
+      const uint4* mine = st + lane * PITCH;
+      if (fast(g)) {
+        dt_cp_async_wait_prev();
+        __syncwarp();
 #pragma unroll
-          for (int u = 0; u < DT_UNROLL; ++u) {
-            const int vi = v0 + u * 32;
-            my[(vi >> lsv) * (SV + 1) + (vi & (SV - 1))] = x[u];
+        for (int t = 0; t < CV; ++t) {
+          const uint4 w = mine[t];
+#pragma unroll
+          for (int e = 0; e < VEC; ++e) {
+            const uint32_t key = (uint32_t)topk_to_rank_key<DT>(dt_lane_elem<RawT>(w, e), smallest);
+            const uint32_t o = (uint32_t)((c * CV + t) * VEC + e);
+            /* the first vector fills the list (VEC >= BETA), then every slot is real: strict pushes */
+            if (t == 0 && c == 0) dt_list_push<BETA, false>(tk, to, key, o);
+            else dt_list_push<BETA, true>(tk, to, key, o);
           }
         }
-      } else { /* the row's ragged end, or an unaligned row: checked loads */
-        for (int v0 = lane; v0 < nvec; v0 += 32 * DT_UNROLL) {
-          uint4 x[DT_UNROLL];
+      } else { /* the row's ragged end, or an unaligned row: checked loads, then a bounded scan */
+        const int64_t g0 = g * 32 * (int64_t)S;
 #pragma unroll
-          for (int u = 0; u < DT_UNROLL; ++u) {
-            const int vi = v0 + u * 32;
-            const int64_t p0 = lo + (int64_t)vi * VEC;
-            if (vi < nvec && aligned && p0 + VEC <= hi) {
-              x[u] = __ldcs((const uint4*)(row + p0));
-            } else { /* the row's ragged end, or an unaligned row */
-              union {
-                uint4 v;
-                RawT e[VEC];
-              } t;
+        for (int u = 0; u < CV; ++u) {
+          const int vi = lane + 32 * u, sub = vi / CV, jv = vi % CV;
+          const int64_t p0 = g0 + (int64_t)sub * S + (int64_t)(c * CV + jv) * VEC;
+          union {
+            uint4 v;
+            RawT e[VEC];
+          } x;
 #pragma unroll
-              for (int e = 0; e < VEC; ++e) t.e[e] = vi < nvec && p0 + e < hi ? row[p0 + e] : (RawT)0;
-              x[u] = t.v;
-            }
-          }
+          for (int e = 0; e < VEC; ++e) x.e[e] = p0 + e < R.len ? row[p0 + e] : (RawT)0;
+          st[sub * PITCH + jv] = x.v;
+        }
+        __syncwarp();
+        const int64_t lim = j < m ? (R.len - base < S ? R.len - base : S) : 0; /* this lane's elements */
+        for (int t = 0; t < CV; ++t) {
+          const uint4 w = mine[t];
 #pragma unroll
-          for (int u = 0; u < DT_UNROLL; ++u) {
-            const int vi = v0 + u * 32;
-            if (vi < nvec) my[(vi >> lsv) * (SV + 1) + (vi & (SV - 1))] = x[u];
+          for (int e = 0; e < VEC; ++e) {
+            const int o = (c * CV + t) * VEC + e;
+            if (o < lim)
+              dt_list_push<BETA, false>(tk, to, (uint32_t)topk_to_rank_key<DT>(dt_lane_elem<RawT>(w, e), smallest),
+                                        (uint32_t)o);
           }
         }
       }
-      __syncwarp();
-      const int64_t j = g * 32 + lane;
-      if (j < slots) {
-        uint32_t tk[BETA], to[BETA];
-        dt_list_clear<BETA>(tk, to);
-        const int64_t base = j * S;
-        if (j < m) {
-          const uint4* mine = my + lane * (SV + 1);
-          if (R.len - base >= (int64_t)S) {
-            /* a whole subrange: the first vector (VEC >= BETA elements) fills the list, then strict pushes */
-            uint4 w = mine[0];
-#pragma unroll
-            for (int e = 0; e < VEC; ++e)
-              dt_list_push<BETA, false>(tk, to, (uint32_t)topk_to_rank_key<DT>(dt_lane_elem<RawT>(w, e), smallest), e);
-            for (int t = 1; t < SV; ++t) {
-              w = mine[t];
-#pragma unroll
-              for (int e = 0; e < VEC; ++e)
-                dt_list_push<BETA, true>(tk, to, (uint32_t)topk_to_rank_key<DT>(dt_lane_elem<RawT>(w, e), smallest),
-                                         (uint32_t)(t * VEC + e));
-            }
-          } else { /* the row's last, partial subrange */
-            const int cnt = (int)(R.len - base);
-            const RawT* me = reinterpret_cast<const RawT*>(mine);
-            for (int q = 0; q < cnt; ++q)
-              dt_list_push<BETA, false>(tk, to, (uint32_t)topk_to_rank_key<DT>(me[q], smallest), (uint32_t)q);
-          }
-        }
+      if (c == NC - 1 && j < slots) {
 #pragma unroll
         for (int q = 0; q < BETA; ++q) d[j * BETA + q] = dt_list_comp(tk[q], to[q], base, P.ib, P.imask);
       }
-      __syncwarp(); /* the shared area is reloaded by the next group */
+      __syncwarp(); /* every lane is done with this buffer before the next stage's copies refill it */
+      g = gn;
+      c = cn;
+      cur ^= 1;
     }
   }
 }

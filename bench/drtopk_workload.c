@@ -64,35 +64,8 @@ static void set_alpha(int alpha) {
   }
 }
 
-/* Median ms of topk_select for p (workspace allocated outside the timing); < 0 on error. */
-static float time_select(const topk_problem* p, const void* d_in, void* d_v, void* d_i) {
-  size_t bytes = 0;
-  if (topk_workspace_size(p, &bytes) != TOPK_SUCCESS) return -1.0f;
-  void* ws = NULL;
-  if (bytes && topk_device_malloc(&ws, bytes) != TOPK_SUCCESS) return -1.0f;
-  topk_event *e0 = NULL, *e1 = NULL;
-  float t[REPS];
-  float res = -1.0f;
-  if (topk_event_create(&e0) != TOPK_SUCCESS || topk_event_create(&e1) != TOPK_SUCCESS) goto done;
-  for (int r = 0; r < WARM + REPS; ++r) {
-    topk_event_record(e0, NULL);
-    if (topk_select(p, d_in, d_v, d_i, ws, bytes, NULL) != TOPK_SUCCESS) goto done;
-    topk_event_record(e1, NULL);
-    float ms = 0;
-    if (topk_event_elapsed_ms(e0, e1, &ms) != TOPK_SUCCESS) goto done;
-    if (r >= WARM) t[r - WARM] = ms;
-  }
-  qsort(t, REPS, sizeof t[0], cmp_float);
-  res = t[REPS / 2];
-done:
-  topk_event_destroy(e0);
-  topk_event_destroy(e1);
-  topk_device_free(ws);
-  return res;
-}
-
 /*
- * Median ms of topk_select for p at every alpha in [lo, hi] (t[a - lo]), the alphas
+ * Median ms of topk_select for p at every alpha in [lo, hi] (t[a - lo]; alpha 0: Rule 4's), the alphas
  * interleaved run by run (WARM rounds, then REPS timed rounds), so that a transient
  * slowdown of the GPU touches every alpha alike instead of a few in a row. One
  * workspace, the largest any alpha needs. @return 0, or -1 on an error.
@@ -133,6 +106,12 @@ done:
   topk_event_destroy(e1);
   topk_device_free(ws);
   return rc;
+}
+
+/* Median ms of topk_select for p with Rule 4's alpha (time_alphas' alpha 0: none forced); < 0 on error. */
+static float time_select(const topk_problem* p, const void* d_in, void* d_v, void* d_i) {
+  float t = -1.0f;
+  return time_alphas(p, 0, 0, d_in, d_v, d_i, &t) == 0 ? t : -1.0f;
 }
 
 /* Median (by total time) of the step statistics of REPS runs. */
@@ -216,16 +195,17 @@ int main(int argc, char** argv) {
           char line[1024];
           size_t used = 0;
           line[0] = 0;
-          for (int a = 5; a <= 20 && a < ln; ++a) {
-            set_alpha(a);
-            const float t = time_select(&p, d_in, d_v, d_i);
+          const int hi = 20 < ln - 1 ? 20 : ln - 1;
+          float ts[TOPK_DRTOPK_ALPHA_MAX + 1];
+          if (time_alphas(&p, 5, hi, d_in, d_v, d_i, ts) != 0) return fail(TOPK_ERR_INTERNAL, "sweep timing");
+          for (int a = 5; a <= hi; ++a) {
+            const float t = ts[a - 5];
             used += (size_t)snprintf(line + used, sizeof line - used, "%s%d:%.3f", a > 5 ? " " : "", a, t);
             if (t > 0 && (best < 0 || t < best)) {
               best = t;
               best_a = a;
             }
           }
-          set_alpha(0);
           const int ra = topk_drtopk_rule4_alpha(p.n, p.k);
           const float rt = time_select(&p, d_in, d_v, d_i);
           printf("| 2^%d | 2^%d | %d | %.3f | %d | %.3f | %.3f | %s |\n", ln, lk, best_a, best, ra, rt,

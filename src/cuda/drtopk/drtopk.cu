@@ -89,16 +89,18 @@ static int env_int(const char* name, int fallback) {
   return (end && *end == 0) ? (int)v : fallback;
 }
 
-/* The base problem of one step: composites as U64 rows given by device offsets. */
-static topk_problem base_problem(const topk_problem* p, int64_t n, unsigned flags) {
+/* The base problem of one step: composites as U64 rows, either uniform rows of n
+ * (offsets = 0) or rows given by device offsets in an n-element buffer (offsets = 1). */
+static topk_problem base_problem(const topk_problem* p, int64_t n, int offsets, unsigned flags) {
   topk_problem q;
   memset(&q, 0, sizeof q);
   q.dtype = TOPK_U64;
   q.batch = p->batch;
   q.n = n;
   q.k = p->k;
-  q.ld = 0;
-  q.row_offsets = (const int64_t*)(uintptr_t)TOPK_WS_ALIGN; /* placeholder: "has offsets" (run passes the real ones) */
+  q.ld = offsets ? 0 : n;
+  /* placeholder for "has offsets": run passes the real ones */
+  q.row_offsets = offsets ? (const int64_t*)(uintptr_t)TOPK_WS_ALIGN : NULL;
   q.index_type = TOPK_INDEX_NONE;
   q.flags = flags;
   q.algo = p->algo;
@@ -146,15 +148,13 @@ static topk_status plan_layout(const topk_problem* p, const topk_device_info* de
   const unsigned nondet = TOPK_NONDETERMINISTIC;
   if (p->row_offsets) {
     L->d_total = (L->N / L->S + p->batch) * L->beta;
-    L->p1 = base_problem(p, L->d_total, nondet);
+    L->p1 = base_problem(p, L->d_total, 1, nondet);
   } else { /* uniform rows of ceil(n / S) x beta delegates: the base may take its one-block or cluster path */
     const int64_t per_row = (p->n + L->S - 1) / L->S * L->beta;
     L->d_total = p->batch * per_row;
-    L->p1 = base_problem(p, per_row, nondet);
-    L->p1.row_offsets = NULL;
-    L->p1.ld = per_row;
+    L->p1 = base_problem(p, per_row, 0, nondet);
   }
-  L->p2 = base_problem(p, L->c_total, nondet | (p->flags & TOPK_SORTED));
+  L->p2 = base_problem(p, L->c_total, 1, nondet | (p->flags & TOPK_SORTED));
   size_t w1 = 0, w2 = 0;
   char why[256];
   TOPK_RETURN_IF(!base->supports(&L->p1, dev, why, sizeof why), TOPK_ERR_UNSUPPORTED, "drtopk: base %s: %s",

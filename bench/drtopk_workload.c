@@ -3,7 +3,7 @@
  * markdown tables (CUDA builds only; target drtopk_workload).
  *
  *   drtopk_workload [max_log2_n [section]]     max_log2_n: 24..30 (default 30)
- *                                              section: all (default), ratio, sweep, sweepcsv, beta, bw
+ *                                              section: all (default), ratio, sweep, sweepcsv, beta, bw, steps
  *
  * ratio  paper 000 Fig. 20/21: the workload ratio of the delegate layer, i.e. the
  *        elements the steps after the one read of the input work on, as a fraction
@@ -18,6 +18,10 @@
  *        drtopk_radix per alpha (TOPK_DRTOPK_ALPHA), the best alpha, the alpha
  *        Rule 4 chooses, and time(Rule 4) / time(best) (the issue asks <= 1.10).
  * beta   Rule 3 re-measured: total time for beta = 1..4, n = 2^max, k = 1..2^16.
+ * steps  where the time goes per alpha (not part of "all"): for the (n, k) points where
+ *        Rule 4 misses the best alpha by most in the committed sweep, the median ms of
+ *        every step (delegates, first top-k, threshold, concatenation, second top-k,
+ *        emit) and the concatenated size, for alpha 5..16.
  * bw     delegate construction alone (the first step, from the step timings) in
  *        GB/s and as % of topk_measure_read_bandwidth, for the shared-memory
  *        kernel (alpha 5..10) and the warp-centric kernel (alpha 5..16), n = 2^max.
@@ -114,16 +118,21 @@ static float time_select(const topk_problem* p, const void* d_in, void* d_v, voi
   return time_alphas(p, 0, 0, d_in, d_v, d_i, &t) == 0 ? t : -1.0f;
 }
 
-/* Median (by total time) of the step statistics of REPS runs. */
+/* The step statistics of REPS runs, every time field its own median. */
 static topk_status workload(const topk_problem* p, const void* d_in, void* d_v, void* d_i, topk_drtopk_stats* out) {
   topk_drtopk_stats s[REPS];
   for (int r = 0; r < WARM; ++r) TRY_(topk_drtopk_workload(p, d_in, d_v, d_i, &s[0]));
   for (int r = 0; r < REPS; ++r) TRY_(topk_drtopk_workload(p, d_in, d_v, d_i, &s[r]));
-  float d[REPS];
-  for (int r = 0; r < REPS; ++r) d[r] = s[r].ms_delegates;
-  qsort(d, REPS, sizeof d[0], cmp_float);
   *out = s[0];
-  out->ms_delegates = d[REPS / 2];
+  float* const fields[7] = {&out->ms_delegates, &out->ms_first,  &out->ms_threshold, &out->ms_concat,
+                            &out->ms_second,    &out->ms_emit,   &out->ms_total};
+  for (int f = 0; f < 7; ++f) { /* each step's own median */
+    const size_t at = (size_t)((char*)fields[f] - (char*)out);
+    float d[REPS];
+    for (int r = 0; r < REPS; ++r) d[r] = *(const float*)((const char*)&s[r] + at);
+    qsort(d, REPS, sizeof d[0], cmp_float);
+    *fields[f] = d[REPS / 2];
+  }
   return TOPK_SUCCESS;
 }
 
@@ -228,6 +237,31 @@ int main(int argc, char** argv) {
             printf("%s,uniform,%lld,%lld,%d,%.5f\n", props.name, (long long)p.n, (long long)p.k, a, t[a - lo]);
           fflush(stdout);
         }
+    }
+
+    if (strcmp(section, "steps") == 0 && di == 0) {
+      static const int pts[][2] = {{24, 8}, {25, 10}, {25, 16}, {26, 14}, {24, 0}, {26, 4}, {28, 10}, {30, 10}};
+      printf("## Per-step median ms against alpha (UD, f32, drtopk_radix, beta default)\n\n");
+      printf("| n | k | alpha | delegates | first | threshold | concat | second | emit | total | concatenated |\n");
+      printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+      for (size_t i = 0; i < sizeof pts / sizeof pts[0]; ++i) {
+        if (pts[i][0] > max_log) continue;
+        topk_problem p = {.batch = 1, .n = (int64_t)1 << pts[i][0], .k = (int64_t)1 << pts[i][1],
+                          .algo = TOPK_ALGO_DRTOPK_RADIX};
+        for (int a = 5; a <= 16; ++a) {
+          set_alpha(a);
+          topk_drtopk_stats st;
+          if ((s = workload(&p, d_in, d_v, d_i, &st)) != TOPK_SUCCESS) return fail(s, "workload");
+          if (!st.delegate_path) continue;
+          printf("| 2^%d | 2^%d | %d%s | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %lld |\n", pts[i][0],
+                 pts[i][1], a, a == topk_drtopk_rule4_alpha(p.n, p.k) ? " (rule 4)" : "", st.ms_delegates,
+                 st.ms_first, st.ms_threshold, st.ms_concat, st.ms_second, st.ms_emit, st.ms_total,
+                 (long long)st.concat_size);
+        }
+        fflush(stdout);
+      }
+      set_alpha(0);
+      printf("\n");
     }
 
     if ((all || strcmp(section, "beta") == 0) && di == 0) {

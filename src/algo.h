@@ -23,6 +23,12 @@ typedef struct topk_device_info {
   int64_t smem_per_block_optin;
 } topk_device_info;
 
+/* Internal problem flag (never set through the public API, which rejects flags outside
+ * TOPK_FLAGS_ALL): rows given by offsets are expected far shorter than the buffer, so an
+ * algorithm may size its work by the row lengths it finds on the device rather than by n.
+ * Dr. Top-k sets it on its second step (AIR's ADAPTIVE path, air_radix.cu). */
+#define TOPK_INTERNAL_SHORT_ROWS (1u << 16)
+
 /* A validated call: p has ld resolved (== n when the caller passed 0, 0 with offsets). */
 typedef struct topk_args {
   topk_problem            p;        /* p.row_offsets is this run's offsets (or NULL) */

@@ -20,9 +20,11 @@ enum {
 
 /*
  * Rule 4 with explicit constants: alpha = round((log2 n - log2 k) / 2) + c, clamped to
- * [ALPHA_MIN, ALPHA_MAX] and to at least 2^min_sub_log subranges per row.
+ * at least 2^min_sub_log subranges per row, to alpha <= floor(log2 n) - floor(log2 k) -
+ * full_gap (the full subranges' scan, (k / beta) x 2^alpha elements, stays a small part
+ * of the row), then to [ALPHA_MIN, ALPHA_MAX].
  */
-int topk_drtopk_rule4_alpha_with(int64_t n, int64_t k, int c, int min_sub_log);
+int topk_drtopk_rule4_alpha_with(int64_t n, int64_t k, int c, int min_sub_log, int full_gap);
 
 /* Rule 4 with the constants fitted on the H100 (TOPK_DRTOPK_RULE4_C overrides c). */
 int topk_drtopk_rule4_alpha(int64_t n, int64_t k);

@@ -8,7 +8,7 @@
  * multiset, the reference's index set unless TOPK_NONDETERMINISTIC, order when
  * TOPK_SORTED, padding for rows shorter than k.
  *
- * Every path of the implementation is covered: TOPK_AIR_PATH=one|multi|fused|cluster
+ * Every path of the implementation is covered: TOPK_AIR_PATH=one|multi|fused|cluster|adaptive
  * forces one (air_radix.cu); without it the shape decides. TOPK_AIR_ALPHA changes the
  * buffering threshold, to reach both "always buffer" and "never buffer".
  *
@@ -102,6 +102,10 @@ TEST(sanitizer_small) {
       .path = "cluster");
   RUN(.dtype = TOPK_BF16, .batch = 1, .n = 100000, .k = 40, .flags = TOPK_SORTED, .gen = {.dist = GEN_NORMAL},
       .offsets = off_c4, .path = "cluster");
+  /* the adaptive path: a short row (one-block kernel) and a long one (fused kernel) */
+  static const int64_t off_ad[] = {0, 2000, 402000};
+  RUN(.dtype = TOPK_F32, .batch = 2, .n = 402000, .k = 100, .flags = TOPK_SORTED, .gen = {.dist = GEN_UNIFORM},
+      .offsets = off_ad, .path = "adaptive");
   /* the race_one_block shape once, so that racecheck covers the one-block kernel on it */
   RUN(.dtype = TOPK_BF16, .batch = 56, .n = 2067, .k = 1795, .index_type = TOPK_INDEX_I64,
       .gen = {.dist = GEN_NORMAL, .nan_fraction = 0.1, .inf_fraction = 0.1}, .path = "one");
@@ -227,6 +231,58 @@ TEST(variable_rows) {
   static const int64_t one_row[] = {0, 50000};
   RUN(.dtype = TOPK_F16, .batch = 1, .n = 50000, .k = 4000, .flags = TOPK_SORTED, .gen = {.dist = GEN_UNIFORM},
       .offsets = one_row, .path = "multi", .alpha = "2");
+  return TEST_OK;
+}
+
+/*
+ * The ADAPTIVE path (TOPK_AIR_PATH=adaptive; Dr. Top-k's second step takes it unforced):
+ * rows by offsets, each done by the one-block kernel when it fits its stage (32 KB: 8192
+ * f32, 16384 bf16, 4096 u64 elements) and by the fused kernel when longer; rows shorter
+ * than k, empty rows; both directions, sorted or not, ties.
+ */
+TEST(adaptive_rows) {
+  /* rows: 3 (< k), 5000 (one-block; u64: fused), empty, 400000 (fused), 4997 (one-block; u64: fused) */
+  static const int64_t off[] = {0, 3, 5003, 5003, 405003, 410000};
+  static const topk_dtype dts[] = {TOPK_F32, TOPK_BF16, TOPK_U64};
+  static const gen_dist gd[] = {GEN_UNIFORM, GEN_ALL_EQUAL, GEN_ZIPF};
+  SKIP_WITHOUT_GPU();
+  for (int d = 0; d < COUNT(dts); ++d)
+    for (int g = 0; g < COUNT(gd); ++g)
+      for (int f = 0; f < 4; ++f) {
+        const unsigned flags = (f & 1 ? TOPK_SORTED : 0u) | (f & 2 ? TOPK_SMALLEST : 0u);
+        RUN(.dtype = dts[d], .batch = COUNT(off) - 1, .n = off[COUNT(off) - 1], .k = 1000, .flags = flags,
+            .gen = {.dist = gd[g]}, .offsets = off, .path = "adaptive");
+      }
+  /* one row: short in a large buffer (one-block), or longer than the stage (fused only) */
+  static const int64_t short_row[] = {1001, 8001}, long_row[] = {7, 500007};
+  RUN(.dtype = TOPK_F32, .batch = 1, .n = (int64_t)1 << 21, .k = 777, .gen = {.dist = GEN_NORMAL},
+      .offsets = short_row, .path = "adaptive");
+  RUN(.dtype = TOPK_F32, .batch = 1, .n = 600000, .k = 777, .flags = TOPK_NONDETERMINISTIC,
+      .gen = {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 20}, .offsets = long_row, .path = "adaptive");
+  RUN(.dtype = TOPK_U64, .batch = 1, .n = 600000, .k = 5, .flags = TOPK_SORTED, .gen = {.dist = GEN_UNIFORM},
+      .offsets = long_row, .path = "adaptive");
+  return TEST_OK;
+}
+
+/*
+ * Keys sharing their leading bits (the one-block and cluster paths start their passes
+ * below the bits every key of the row shares): 8..24 equal leading bits, all equal,
+ * 64-bit keys, both directions.
+ */
+TEST(common_prefix) {
+  static const int eq_bits[] = {8, 16, 20, 24};
+  static const topk_dtype dts[] = {TOPK_F32, TOPK_F16, TOPK_F64, TOPK_U64};
+  SKIP_WITHOUT_GPU();
+  for (int d = 0; d < COUNT(dts); ++d)
+    for (int e = 0; e < COUNT(eq_bits); ++e)
+      for (int pa = 1; pa < NPATHS; pa += 2) { /* "one" and "cluster" */
+        const int64_t n = pa == 1 ? 3000 : 60000;
+        RUN(.dtype = dts[d], .batch = 3, .n = n, .k = 100, .flags = e & 1 ? TOPK_SMALLEST : 0u,
+            .gen = {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = eq_bits[e]}, .path = paths[pa]);
+        RUN(.dtype = dts[d], .batch = 3, .n = n, .k = n / 2, .flags = TOPK_SORTED | (e & 1 ? 0u : TOPK_SMALLEST),
+            .gen = {.dist = e == 3 ? GEN_ALL_EQUAL : GEN_RADIX_ADVERSARIAL, .equal_bits = eq_bits[e]},
+            .path = paths[pa]);
+      }
   return TEST_OK;
 }
 
@@ -433,5 +489,7 @@ TEST(large_n) {
   X(library_workspace)    \
   X(block_sort)           \
   X(cluster_shapes)       \
+  X(adaptive_rows)        \
+  X(common_prefix)        \
   X(large_n)
 TEST_MAIN(LIST)

@@ -266,6 +266,18 @@ TEST(delegate_paths) {
   for (int a = 0; a < COUNT(first_step); ++a)
     RUN_DR(.dtype = TOPK_F32, .batch = 1, .n = (int64_t)1 << 22, .k = 64, .gen = {.dist = GEN_UNIFORM},
            .alpha = first_step[a]);
+  /* the second step on AIR's ADAPTIVE path (capacity B above the largest cluster's 196608
+   * composites, or two rows): few candidates arrive (uniform, k = 1000, B = 257512: the
+   * one-block kernel takes them), or more than its 4096 (sorted ascending, k = 8192:
+   * k / beta full subranges, 524288 elements; the fused kernel takes them), one row and two */
+  static const gen_dist second[] = {GEN_UNIFORM, GEN_SORTED_ASC};
+  for (int g = 0; g < COUNT(second); ++g) {
+    const int64_t k = g == 0 ? 1000 : 8192;
+    const char* alpha = g == 0 ? "9" : "7";
+    RUN_DR(.dtype = TOPK_F32, .batch = 1, .n = (int64_t)1 << 22, .k = k, .gen = {.dist = second[g]}, .alpha = alpha);
+    RUN_DR(.dtype = TOPK_F32, .batch = 2, .n = ((int64_t)1 << 21) + 5, .k = k, .flags = TOPK_SORTED,
+           .gen = {.dist = second[g], .row_length = ((int64_t)1 << 21) + 5}, .alpha = alpha);
+  }
   /* alpha so large that the bound reaches the row: the plain base */
   RUN_DR(.dtype = TOPK_F32, .batch = 2, .n = 100000, .k = 100, .gen = {.dist = GEN_UNIFORM}, .alpha = "20");
   return TEST_OK;

@@ -3,7 +3,7 @@
  * workspace layout and the launch sequence. The kernels and their invariants are
  * in air_radix_kernels.cuh.
  *
- * Four paths, chosen from the problem's shape alone (identically in workspace_size
+ * Five paths, chosen from the problem's shape alone (identically in workspace_size
  * and run):
  *   ONE-BLOCK  rows of average length <= AIR_STAGE_BYTES / element size (8192 f32,
  *              16384 f16/bf16, 4096 f64): one thread block per row, the row staged
@@ -22,6 +22,18 @@
  *              a thread-block cluster of 1, 2, 4 or 8 blocks per row, the row staged
  *              across their shared memory (air_cluster_kernel; one launch, the row
  *              read from DRAM once, no workspace but the sorted part).
+ *   ADAPTIVE   on Hopper, rows given by offsets that the caller expects far shorter than
+ *              the buffer (internal flag TOPK_INTERNAL_SHORT_ROWS, algo.h: Dr. Top-k's
+ *              concatenation, whose capacity B is an upper bound the count rarely
+ *              nears), batch <= SM count, where FUSED or MULTI would run on the
+ *              buffer's size: the row length is known on the device only, so the
+ *              ONE-BLOCK kernel runs first (a block per row, staged up to
+ *              AIR_STAGE_BYTES) and marks each row longer than its stage in a flag
+ *              per row (and leaves it); the FUSED kernel then runs, returning at
+ *              once unless a row is marked, and takes the marked rows only. A
+ *              short row costs a one-block launch and an empty cooperative launch
+ *              instead of FUSED's chain of grid-wide passes (docs/perf-notes.md v0.5:
+ *              the largest cluster in the first launch was slower than FUSED).
  *   MULTI      otherwise: rows in chunks of at most AIR_CHUNK_ROWS; per chunk a
  *              memset of the rows' state and histograms, one launch per pass
  *              (key passes, then, deterministic only, index passes) and one final
@@ -46,6 +58,7 @@
  *            2 candidate buffers of floor(T / alpha) x (E + I) bytes each, where
  *            T = R x n (uniform rows; reused by every chunk) or n (variable rows:
  *            row r's share starts at offsets[r] / alpha)
+ *   ADAPTIVE: as FUSED, plus batch x 4 bytes of row flags (the one-block kernel sets them)
  *   sorted:  2 x batch x k x 8 bytes of sort keys (+ the same again for indices when
  *            the key is 64-bit or n >= 2^31), batch + 1 segment offsets (8 bytes,
  *            batch > 1) and CUB's temporary storage.
@@ -68,8 +81,9 @@
  * Knobs for measurement (environment, read at every call): TOPK_AIR_ALPHA (the
  * adaptive-buffer alpha, default 128: on the H100 16..512 measure the same, see
  * docs/perf-notes.md), TOPK_AIR_DIGIT_BITS (8..12, default 11: 11 and 12 measure
- * the same, 8 and 10 slower) and TOPK_AIR_PATH=one|multi|fused (force a path;
- * tests use it).
+ * the same, 8 and 10 slower), TOPK_AIR_COMMON_PREFIX=0 (the one-block and cluster
+ * passes start at the top bit instead of below the bits every key of the row shares)
+ * and TOPK_AIR_PATH=one|multi|fused|cluster|adaptive (force a path; tests use it).
  *
  * run() never allocates, synchronises or copies to the host; every launch is
  * checked with cudaGetLastError (TOPK_CUDA_TRY_LAUNCH).
@@ -121,6 +135,7 @@ typedef struct air_layout {
   int64_t cluster_slice;
   size_t cluster_smem;
   int fused;            /* MULTI passes in one cooperative launch (air_fused_kernel) */
+  int adaptive;         /* ADAPTIVE: the one-block kernel (stage_cap), then FUSED on the rows it left */
   int key_bits;         /* 16, 32, 64 */
   int es;               /* element bytes */
   int idx64;            /* IdxT is unsigned long long */
@@ -141,7 +156,7 @@ typedef struct air_layout {
   int sort_pairs_first_bits, sort_pairs_second_bits, sort_keys_bits;
   size_t cub_bytes;
   /* offsets from the aligned base */
-  size_t hist, state, buf_raw[2], buf_idx[2], sk[2], si[2], seg, cub;
+  size_t hist, state, buf_raw[2], buf_idx[2], sk[2], si[2], seg, cub, ovf;
   size_t zero_bytes;    /* MULTI: histograms + states, zeroed per chunk */
   size_t total;
 } air_layout;
@@ -159,6 +174,12 @@ static int env_digit_bits(void) {
   return b >= 8 && b <= AIR_MAX_DIGIT_BITS ? b : AIR_DIGIT_BITS;
 }
 
+/* TOPK_AIR_COMMON_PREFIX=0 turns the common-prefix start of the one-block and cluster passes off (measurement) */
+static int env_common_prefix(void) {
+  const char* s = getenv("TOPK_AIR_COMMON_PREFIX");
+  return !(s && strcmp(s, "0") == 0);
+}
+
 static int64_t env_alpha(void) {
   const char* s = getenv("TOPK_AIR_ALPHA");
   if (!s || !*s) return AIR_ALPHA;
@@ -166,7 +187,7 @@ static int64_t env_alpha(void) {
   return a >= 2 ? (int64_t)a : AIR_ALPHA;
 }
 
-enum { PATH_CHOOSE = -1, PATH_MULTI = 0, PATH_ONE = 1, PATH_FUSED = 2, PATH_CLUSTER = 3 };
+enum { PATH_CHOOSE = -1, PATH_MULTI = 0, PATH_ONE = 1, PATH_FUSED = 2, PATH_CLUSTER = 3, PATH_ADAPTIVE = 4 };
 static int env_path(void) {
   const char* s = getenv("TOPK_AIR_PATH");
   if (!s) return PATH_CHOOSE;
@@ -174,6 +195,7 @@ static int env_path(void) {
   if (strcmp(s, "multi") == 0) return PATH_MULTI;
   if (strcmp(s, "fused") == 0) return PATH_FUSED;
   if (strcmp(s, "cluster") == 0) return PATH_CLUSTER;
+  if (strcmp(s, "adaptive") == 0) return PATH_ADAPTIVE;
   return PATH_CHOOSE;
 }
 
@@ -223,7 +245,10 @@ static int cluster_shape(int64_t len, int es, int* cs, int64_t* slice) {
  * one resident block per SM is certain) and the input is small enough that launch
  * overhead matters; else MULTI. (Measured since: FUSED beats CLUSTER on 6 of the 8
  * shapes both serve; the reorder waits for a GPU run, docs/perf-notes.md.)
- * A forced FUSED that does not fit falls back to MULTI.
+ * A forced FUSED that does not fit falls back to MULTI. ADAPTIVE (rows by offsets on Hopper,
+ * batch <= SM count) replaces FUSED and MULTI when the caller flags the rows short, or when
+ * forced (TOPK_AIR_PATH=adaptive, for the tests); where it does not fit, the choice is as
+ * without it.
  */
 static int choose_path(const topk_problem* p, const topk_device_info* dev, int es) {
   const int forced = env_path();
@@ -234,12 +259,15 @@ static int choose_path(const topk_problem* p, const topk_device_info* dev, int e
   /* with offsets only for one row: it lies within the n-element buffer, so n bounds it */
   const int fits_cluster = dev && dev->cc_major >= 9 && (!p->row_offsets || p->batch == 1) &&
                            cluster_shape(p->n, es, &cs, &slice);
+  const int fits_adaptive = dev && dev->cc_major >= 9 && p->row_offsets && fits_fused;
   if (forced == PATH_ONE || forced == PATH_MULTI) return forced;
   if (forced == PATH_FUSED) return fits_fused ? PATH_FUSED : PATH_MULTI;
   if (forced == PATH_CLUSTER && fits_cluster) return PATH_CLUSTER;
+  if (forced == PATH_ADAPTIVE && fits_adaptive) return PATH_ADAPTIVE;
   const int64_t avg = p->row_offsets ? (p->batch > 0 ? p->n / p->batch : p->n) : p->n;
   if (avg <= AIR_STAGE_BYTES / es) return PATH_ONE;
   if (fits_cluster) return PATH_CLUSTER;
+  if (fits_adaptive && (p->flags & TOPK_INTERNAL_SHORT_ROWS)) return PATH_ADAPTIVE;
   return fits_fused && p->batch * avg <= AIR_FUSED_MAX_ELEMS ? PATH_FUSED : PATH_MULTI;
 }
 
@@ -262,7 +290,12 @@ static topk_status plan_layout(const topk_problem* p, const topk_device_info* de
     cluster_shape(p->n, L->es, &L->cluster_cs, &L->cluster_slice);
     L->cluster_smem = (size_t)air_cluster_smem_bytes(L->cluster_slice, L->es);
   }
-  L->fused = path == PATH_FUSED;
+  L->adaptive = path == PATH_ADAPTIVE;
+  if (L->adaptive) { /* the one-block stage, unsorted in the kernel (the FUSED rows sort through CUB) */
+    L->stage_cap = AIR_STAGE_BYTES / L->es;
+    L->one_smem = (size_t)air_one_smem_bytes(L->stage_cap, L->es, 0, 0);
+  }
+  L->fused = path == PATH_FUSED || L->adaptive;
   const int sorted = (p->flags & TOPK_SORTED) != 0;
   if (!sorted) {
     L->out_mode = AIR_OUT_DIRECT;
@@ -321,6 +354,7 @@ static topk_status plan_layout(const topk_problem* p, const topk_device_info* de
       ok = ok && topk_ws_add_part(&total, &L->buf_raw[b], (uint64_t)(L->buf_elems > 0 ? L->buf_elems : 1), (size_t)L->es);
       ok = ok && topk_ws_add_part(&total, &L->buf_idx[b], (uint64_t)(L->buf_elems > 0 ? L->buf_elems : 1), isz);
     }
+    if (L->adaptive) ok = ok && topk_ws_add_part(&total, &L->ovf, (uint64_t)p->batch, sizeof(unsigned));
   } else {
     /* Staged rows: up to the shared-memory budget; uniform rows need only n (more blocks per SM). */
     L->stage_cap = AIR_STAGE_BYTES / L->es;
@@ -467,6 +501,10 @@ template <topk_dtype DT, typename IdxT>
 static topk_status launch_select(const air_layout* L, const air_params& P, int64_t batch, char* base,
                                  const topk_device_info* dev, cudaStream_t stream) {
   if (L->cluster) return launch_cluster<DT>(L, P, batch, stream);
+  if (L->adaptive) {
+    TOPK_FORWARD_IF_ERROR((launch_one_block<DT, IdxT>(L, P, batch, stream)));
+    return launch_fused<DT, IdxT>(L, P, batch, dev, stream);
+  }
   if (L->one_block) return launch_one_block<DT, IdxT>(L, P, batch, stream);
   if (L->fused) return launch_fused<DT, IdxT>(L, P, batch, dev, stream);
   return launch_multi<DT, IdxT>(L, P, batch, base, dev, stream);
@@ -584,8 +622,10 @@ static topk_status air_run(const topk_args* a, void* workspace, size_t workspace
       P.buf_raw[b] = base + L.buf_raw[b];
       P.buf_idx[b] = base + L.buf_idx[b];
     }
+    if (L.adaptive) P.ovf = (unsigned*)(base + L.ovf);
   }
   P.worst_bits = topk_worst_value_bits(a->p.dtype, P.smallest);
+  P.common_prefix = env_common_prefix();
 
   topk_status st = TOPK_SUCCESS;
   TOPK_DISPATCH_DTYPE(a->p.dtype, DT, return topk_fail(TOPK_ERR_INTERNAL, "air_radix: unknown dtype %d",

@@ -158,6 +158,8 @@ struct air_params {
   void* buf_raw[2];
   void* buf_idx[2];
   unsigned long long worst_bits;
+  unsigned* ovf;          /* ADAPTIVE: per row, 1 if longer than the one-block stage (FUSED takes it); else NULL */
+  int common_prefix;      /* one-block, cluster: start the passes below the bits all keys share (air_common_bits) */
 };
 
 /* One pass of the multi-block path; the levels are those before the pass. */
@@ -337,6 +339,42 @@ __device__ __forceinline__ int air_cmp(KeyT key, IdxT idx, int lk, unsigned long
     if (ip != pi) return ip > pi ? 1 : -1;
   }
   return 0;
+}
+
+/*
+ * Leading bits every key of a staged row shares (the one-block and cluster paths):
+ * their passes start below them, so a row whose keys crowd one bin of the first digits
+ * (Dr. Top-k's delegates, the maxima of their subranges; radix-adversarial data)
+ * skips those passes and their serialised shared-memory atomics on that bin.
+ * air_block_and_or: the AND and OR of every thread's a and o (64-bit words holding
+ * KB-bit keys, identity ~0 and 0), for all threads; s_ao holds 2 x AIR_WARPS words.
+ * air_common_bits: how many leading bits of KB the AND and OR agree on (KB: all equal).
+ */
+__device__ __forceinline__ void air_block_and_or(unsigned long long& a, unsigned long long& o,
+                                                 unsigned long long* s_ao) {
+#pragma unroll
+  for (int m = 16; m > 0; m >>= 1) {
+    a &= __shfl_xor_sync(0xffffffffu, a, m);
+    o |= __shfl_xor_sync(0xffffffffu, o, m);
+  }
+  if ((threadIdx.x & 31) == 0) {
+    s_ao[threadIdx.x >> 5] = a;
+    s_ao[AIR_WARPS + (threadIdx.x >> 5)] = o;
+  }
+  __syncthreads();
+  a = ~0ull;
+  o = 0;
+#pragma unroll
+  for (int w = 0; w < AIR_WARPS; ++w) {
+    a &= s_ao[w];
+    o |= s_ao[AIR_WARPS + w];
+  }
+  __syncthreads(); /* s_ao may be reused */
+}
+template <int KB>
+__device__ __forceinline__ int air_common_bits(unsigned long long a, unsigned long long o) {
+  const unsigned long long x = (a ^ o) & (KB == 64 ? ~0ull : ((1ull << KB) - 1ull));
+  return x == 0 ? KB : __clzll(x) - (64 - KB);
 }
 
 __device__ __forceinline__ unsigned long long air_index_mask(int ib) {
@@ -785,6 +823,18 @@ __global__ void __launch_bounds__(AIR_THREADS) air_fused_kernel(const air_params
   __shared__ IdxT s_base[2];
   __shared__ air_choice<IdxT> s_choice;
 
+  /* ADAPTIVE: only the rows the one-block kernel left (P.ovf); none: every block returns at once. */
+  if (P.ovf) {
+    __shared__ unsigned s_any;
+    if (threadIdx.x == 0) {
+      unsigned any = 0;
+      for (unsigned r = 0; r < gridDim.y; ++r) any |= P.ovf[P.row0 + r];
+      s_any = any;
+    }
+    __syncthreads();
+    if (!s_any) return; /* the same in every block: nobody waits at the barrier below */
+  }
+
   /* Zero every row's histograms and control block, then one grid-wide barrier. */
   const int64_t rows = gridDim.y;
   const int64_t hist_words = rows * F.n_passes * P.hist_bins;
@@ -801,6 +851,7 @@ __global__ void __launch_bounds__(AIR_THREADS) air_fused_kernel(const air_params
   cooperative_groups::this_grid().sync();
 
   const int64_t row = P.row0 + blockIdx.y;
+  if (P.ovf && !P.ovf[row]) return; /* the one-block kernel did this row (all its blocks agree) */
   const air_row_extent R = air_row(P, row);
   if (R.len <= P.k) {
     air_copy_row<DT, IdxT>(P, row, R, (int64_t)blockIdx.x * AIR_THREADS + threadIdx.x,
@@ -897,7 +948,8 @@ __device__ void air_write_sorted(const air_params& P, int64_t row, const RawT* s
 }
 
 /*
- * One thread block per row (row P.row0 + blockIdx.x). Rows of at most stage_cap
+ * One thread block per row (row P.row0 + blockIdx.x). ADAPTIVE (P.ovf): rows longer than
+ * stage_cap are marked in P.ovf and left to the FUSED kernel. Rows of at most stage_cap
  * elements are staged in dynamic shared memory (stage_cap * sizeof(raw) bytes);
  * longer rows are re-read from global memory by every pass (correct, slower).
  * Digits of AIR_ONE_DIGIT_BITS (8: 256 bins, one per thread): short rows favour
@@ -921,6 +973,7 @@ __global__ void __launch_bounds__(AIR_THREADS) air_one_block_kernel(const air_pa
   unsigned long long* s_sk = (unsigned long long*)(air_stage_smem + air_sort_smem_offset(stage_cap, sizeof(RawT)));
   IdxT* s_si = (IdxT*)(s_sk + (bsort_m > 0 ? bsort_m : 0));
   __shared__ IdxT s_hist[AIR_ONE_BINS];
+  __shared__ unsigned long long s_ao[2 * AIR_WARPS];
   __shared__ IdxT s_warp[AIR_WARPS];
   __shared__ unsigned int s_warp32[AIR_WARPS];
   __shared__ air_choice<IdxT> s_choice;
@@ -929,6 +982,12 @@ __global__ void __launch_bounds__(AIR_THREADS) air_one_block_kernel(const air_pa
   const air_row_extent R = air_row(P, row);
   const bool smallest = P.smallest != 0;
   const RawT* in_row = (const RawT*)P.in + R.start;
+  if (P.ovf) { /* ADAPTIVE: a row longer than the stage is marked and left to the FUSED kernel (which
+                 * also copies a long row shorter than k faster, with all its blocks) */
+    const bool over = R.len > stage_cap;
+    if (threadIdx.x == 0) P.ovf[row] = over ? 1u : 0u;
+    if (over) return;
+  }
   if (R.len <= P.k) {
     if (bsort_m == 0) {
       air_copy_row<DT, IdxT>(P, row, R, threadIdx.x, AIR_THREADS);
@@ -957,7 +1016,11 @@ __global__ void __launch_bounds__(AIR_THREADS) air_one_block_kernel(const air_pa
     s_si[s] = (IdxT)~(IdxT)0;
   }
 
+  IdxT k_rem = (IdxT)P.k, cand = len;
+  unsigned long long pk = 0;
+  int lk = 0; /* known leading bits of the k-th key: those every key shares, then each pass's digit */
   if (staged) {
+    unsigned long long k_and = ~0ull, k_or = 0;
     for (IdxT i0 = 0; i0 < len; i0 += (IdxT)(AIR_THREADS * UNROLL)) {
       RawT v[UNROLL];
 #pragma unroll
@@ -968,17 +1031,21 @@ __global__ void __launch_bounds__(AIR_THREADS) air_one_block_kernel(const air_pa
 #pragma unroll
       for (int j = 0; j < UNROLL; ++j) {
         const IdxT i = i0 + (IdxT)(j * AIR_THREADS) + (IdxT)threadIdx.x;
-        if (i < len) s_row[i] = v[j];
+        if (i < len) {
+          s_row[i] = v[j];
+          const unsigned long long key = (unsigned long long)topk_to_rank_key<DT>(v[j], smallest);
+          k_and &= key;
+          k_or |= key;
+        }
       }
     }
-    __syncthreads();
+    air_block_and_or(k_and, k_or, (unsigned long long*)s_ao); /* synchronises: the staged row is visible */
+    lk = P.common_prefix ? air_common_bits<KB>(k_and, k_or) : 0;
+    pk = lk == 0 ? 0ull : k_or >> (KB - lk);
   }
 
-  IdxT k_rem = (IdxT)P.k, cand = len;
-  unsigned long long pk = 0;
-  int lk = 0;
-  for (int p = 0; p < NP; ++p) {
-    const int w = air_pass_width(KB, AIR_ONE_DIGIT_BITS, p);
+  for (int p = 0; p < NP && lk < KB; ++p) {
+    const int w = KB - lk < AIR_ONE_DIGIT_BITS ? KB - lk : AIR_ONE_DIGIT_BITS; /* widest first, as air_pass_width */
     const int nbins = 1 << w;
     const int dshift = KB - lk - w;
     for (int b = threadIdx.x; b < nbins; b += AIR_THREADS) s_hist[b] = 0;
@@ -1225,6 +1292,8 @@ __global__ void __launch_bounds__(AIR_THREADS) air_cluster_kernel(const air_para
   __shared__ unsigned s_warp[AIR_WARPS];
   __shared__ unsigned s_wcnt[2][AIR_WARPS]; /* per warp: elements taken from the front, ties */
   __shared__ unsigned s_counts[2];          /* this block's totals, read by higher ranks */
+  __shared__ unsigned long long s_ao[2 * AIR_WARPS];
+  __shared__ unsigned long long s_ao_blk[2]; /* this block's AND and OR of its keys, read by every rank */
   __shared__ air_choice<unsigned> s_choice;
 
   const int64_t row = P.row0 + blockIdx.y;
@@ -1240,31 +1309,70 @@ __global__ void __launch_bounds__(AIR_THREADS) air_cluster_kernel(const air_para
   const int my_len = (int)(R.len - lo < slice ? R.len - lo : slice);
   const RawT* src = (const RawT*)P.in + R.start + lo;
   const int nvec = (((uintptr_t)src) & 15) == 0 ? my_len / V : 0; /* unaligned: element by element */
+  CT k_and = ~(CT)0, k_or = 0; /* over this thread's key words (16-bit keys: two per word) */
   {
     /* UNROLL loads in flight per thread before any store: one DRAM round trip per 32 KB */
     constexpr int UNROLL = 8;
+    auto stage = [&](int v, const uint4& raw) {
+      const uint4 kv = air_rank_keys<DT>(raw, smallest);
+      ((uint4*)s_key)[v] = kv;
+      CT w[NW];
+      air_words(kv, w);
+#pragma unroll
+      for (int j = 0; j < NW; ++j) {
+        k_and &= w[j];
+        k_or |= w[j];
+      }
+    };
     int v0 = 0;
     for (; v0 + AIR_THREADS * UNROLL <= nvec; v0 += AIR_THREADS * UNROLL) {
       uint4 w[UNROLL];
 #pragma unroll
       for (int j = 0; j < UNROLL; ++j) w[j] = ((const uint4*)src)[v0 + j * AIR_THREADS + threadIdx.x];
 #pragma unroll
-      for (int j = 0; j < UNROLL; ++j)
-        ((uint4*)s_key)[v0 + j * AIR_THREADS + threadIdx.x] = air_rank_keys<DT>(w[j], smallest);
+      for (int j = 0; j < UNROLL; ++j) stage(v0 + j * AIR_THREADS + threadIdx.x, w[j]);
     }
-    for (int v = v0 + threadIdx.x; v < nvec; v += AIR_THREADS)
-      ((uint4*)s_key)[v] = air_rank_keys<DT>(((const uint4*)src)[v], smallest);
+    for (int v = v0 + threadIdx.x; v < nvec; v += AIR_THREADS) stage(v, ((const uint4*)src)[v]);
   }
-  for (int i = nvec * V + threadIdx.x; i < my_len; i += AIR_THREADS) s_key[i] = topk_to_rank_key<DT>(src[i], smallest);
+  for (int i = nvec * V + threadIdx.x; i < my_len; i += AIR_THREADS) {
+    const KeyT key = topk_to_rank_key<DT>(src[i], smallest);
+    s_key[i] = key;
+    const CT kw = KB == 16 ? (CT)key * (CT)0x10001u : (CT)key; /* both halves, as in a word */
+    k_and &= kw;
+    k_or |= kw;
+  }
   for (int b = threadIdx.x; b < 2 * AIR_CLUSTER_BINS; b += AIR_THREADS) s_hist2[b] = 0;
-  cluster.sync(); /* rank 0's histograms are zero before anyone adds to them */
+  {
+    unsigned long long a = (unsigned long long)k_and, o = (unsigned long long)k_or;
+    if (KB == 16) { /* fold the two halves */
+      a = (a & (a >> 16)) & 0xFFFFull;
+      o = (o | (o >> 16)) & 0xFFFFull;
+    }
+    air_block_and_or(a, o, s_ao);
+    if (threadIdx.x == 0) {
+      s_ao_blk[0] = a;
+      s_ao_blk[1] = o;
+    }
+  }
+  cluster.sync(); /* rank 0's histograms are zero before anyone adds to them; every block's AND / OR is out */
 
-  unsigned* r_hist2 = cluster.map_shared_rank(s_hist2, 0);
-  unsigned k_rem = (unsigned)P.k, cand = (unsigned)R.len;
+  /* the leading bits every key of the row shares: the passes start below them */
   unsigned long long pk = 0;
   int level = 0;
-  for (int q = 0; q < NP; ++q) {
-    const int width = air_pass_width(KB, AIR_CLUSTER_DIGIT_BITS, q);
+  {
+    unsigned long long a = ~0ull, o = 0;
+    for (unsigned r = 0; r < cs; ++r) {
+      const unsigned long long* ao = cluster.map_shared_rank(s_ao_blk, r);
+      a &= ao[0];
+      o |= ao[1];
+    }
+    level = P.common_prefix ? air_common_bits<KB>(a, o) : 0;
+    pk = level == 0 ? 0ull : (o & (KB == 64 ? ~0ull : ((1ull << KB) - 1ull))) >> (KB - level);
+  }
+  unsigned* r_hist2 = cluster.map_shared_rank(s_hist2, 0);
+  unsigned k_rem = (unsigned)P.k, cand = (unsigned)R.len;
+  for (int q = 0; q < NP && level < KB; ++q) {
+    const int width = KB - level < AIR_CLUSTER_DIGIT_BITS ? KB - level : AIR_CLUSTER_DIGIT_BITS; /* as air_pass_width */
     const int nbins = 1 << width;
     const int shift = KB - level - width;
     for (int b = threadIdx.x; b < nbins; b += AIR_THREADS) s_loc[b] = 0;
@@ -1306,7 +1414,7 @@ __global__ void __launch_bounds__(AIR_THREADS) air_cluster_kernel(const air_para
 
   /*
    * Final (see the comment above the kernel). Ties: klo <= key <= khi; results:
-   * key > khi. At least one pass ran, so 0 <= sh < KB. Thread t owns the run
+   * key > khi. level > 0 (a pass ran, or every key shares it), so 0 <= sh < KB. Thread t owns the run
    * [t x L, (t + 1) x L) of the slice: runs are in thread order, so index order is
    * (thread, group, element). L is an odd number n of 16-byte groups, so the eight
    * threads of a quarter-warp reading group j of their runs hit distinct banks.

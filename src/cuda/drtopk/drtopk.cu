@@ -154,7 +154,8 @@ static topk_status plan_layout(const topk_problem* p, const topk_device_info* de
     L->d_total = p->batch * per_row;
     L->p1 = base_problem(p, per_row, 0, nondet);
   }
-  L->p2 = base_problem(p, L->c_total, 1, nondet | (p->flags & TOPK_SORTED));
+  /* the capacity bound B is rarely neared: AIR sizes its second step by the count it finds */
+  L->p2 = base_problem(p, L->c_total, 1, nondet | (p->flags & TOPK_SORTED) | TOPK_INTERNAL_SHORT_ROWS);
   size_t w1 = 0, w2 = 0;
   char why[256];
   TOPK_RETURN_IF(!base->supports(&L->p1, dev, why, sizeof why), TOPK_ERR_UNSUPPORTED, "drtopk: base %s: %s",

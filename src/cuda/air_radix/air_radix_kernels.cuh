@@ -108,6 +108,10 @@ enum {
 __host__ __device__ __forceinline__ int air_num_passes(int bits, int max_digit) {
   return (bits + max_digit - 1) / max_digit;
 }
+/* The digit below `level` known bits: max_digit wide, or the rest (air_pass_width from any level). */
+__host__ __device__ __forceinline__ int air_width_below(int bits, int max_digit, int level) {
+  return bits - level < max_digit ? bits - level : max_digit;
+}
 __host__ __device__ __forceinline__ int air_pass_width(int bits, int max_digit, int pass) {
   const int np = air_num_passes(bits, max_digit);
   return pass < np - 1 ? max_digit : bits - (np - 1) * max_digit;
@@ -1045,7 +1049,7 @@ __global__ void __launch_bounds__(AIR_THREADS) air_one_block_kernel(const air_pa
   }
 
   for (int p = 0; p < NP && lk < KB; ++p) {
-    const int w = KB - lk < AIR_ONE_DIGIT_BITS ? KB - lk : AIR_ONE_DIGIT_BITS; /* widest first, as air_pass_width */
+    const int w = air_width_below(KB, AIR_ONE_DIGIT_BITS, lk);
     const int nbins = 1 << w;
     const int dshift = KB - lk - w;
     for (int b = threadIdx.x; b < nbins; b += AIR_THREADS) s_hist[b] = 0;
@@ -1372,7 +1376,7 @@ __global__ void __launch_bounds__(AIR_THREADS) air_cluster_kernel(const air_para
   unsigned* r_hist2 = cluster.map_shared_rank(s_hist2, 0);
   unsigned k_rem = (unsigned)P.k, cand = (unsigned)R.len;
   for (int q = 0; q < NP && level < KB; ++q) {
-    const int width = KB - level < AIR_CLUSTER_DIGIT_BITS ? KB - level : AIR_CLUSTER_DIGIT_BITS; /* as air_pass_width */
+    const int width = air_width_below(KB, AIR_CLUSTER_DIGIT_BITS, level);
     const int nbins = 1 << width;
     const int shift = KB - level - width;
     for (int b = threadIdx.x; b < nbins; b += AIR_THREADS) s_loc[b] = 0;

@@ -474,6 +474,37 @@ TEST(signed_zero_order) {
   return TEST_OK;
 }
 
+/* topk_bits_of_key inverts topk_key_of_bits for every key but the NaN key (the Dr. Top-k
+ * delegate kernel finds its winners' offsets by their raw bits). */
+TEST(key_inverse) {
+  static const topk_dtype dts[8] = {TOPK_F16, TOPK_BF16, TOPK_F32, TOPK_F64, TOPK_I32, TOPK_U32, TOPK_I64, TOPK_U64};
+  static const uint64_t edge[] = {0, 1, 0x7F, 0x80, 0x7FFF, 0x8000, 0xFFFF, 0x7C00, 0x7C01, 0xFC00, 0x7F80, 0x7F81,
+                                  0x7F800000u, 0x7F800001u, 0xFF800000u, 0x80000000u, 0x7FFFFFFFu, 0xFFFFFFFFu,
+                                  0x7FF0000000000000ull, 0x7FF0000000000001ull, 0xFFF0000000000000ull,
+                                  0x8000000000000000ull, 0xFFFFFFFFFFFFFFFFull};
+  uint64_t state = 0x9E3779B97F4A7C15ull;
+  for (int d = 0; d < 8; ++d) {
+    const topk_dtype dt = dts[d];
+    const uint64_t mask = topk_key_mask(dt);
+    for (int i = 0; i < 4096 + (int)(sizeof edge / sizeof edge[0]); ++i) {
+      uint64_t b;
+      if (i < (int)(sizeof edge / sizeof edge[0])) {
+        b = edge[i] & mask;
+      } else {
+        state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+        b = state & mask;
+      }
+      const uint64_t k = topk_key_of_bits(b, dt);
+      const int nan = (dt == TOPK_F16 && (b & 0x7FFFu) > 0x7C00u) || (dt == TOPK_BF16 && (b & 0x7FFFu) > 0x7F80u) ||
+                      (dt == TOPK_F32 && (b & 0x7FFFFFFFu) > 0x7F800000u) ||
+                      (dt == TOPK_F64 && (b & 0x7FFFFFFFFFFFFFFFull) > 0x7FF0000000000000ull);
+      ASSERT_EQ_I64(topk_key_is_nan(k, dt), nan);
+      if (!nan) ASSERT_EQ_U64(topk_bits_of_key(k, dt), b);
+    }
+  }
+  return TEST_OK;
+}
+
 TEST(infinities) {
   const float x[5] = {-INFINITY, 5.0f, INFINITY, -5.0f, 3.4e38f};
   uint32_t bits[5];
@@ -574,6 +605,7 @@ TEST(short_rows_are_padded) {
   X(nan_is_largest)            \
   X(signed_zero_order)         \
   X(infinities)                \
+  X(key_inverse)               \
   X(deterministic_ties)        \
   X(integer_extremes)          \
   X(short_rows_are_padded)     \

@@ -283,6 +283,37 @@ TEST(delegate_paths) {
   return TEST_OK;
 }
 
+/*
+ * The shared-memory kernel's min/max scan (beta 1 and 2): per chunk, keys without
+ * offsets, then the winners' offsets by their raw bits; a chunk holding a NaN takes
+ * the offset-tracking scan. Every 16- and 32-bit dtype, both directions, alpha 5 (one
+ * chunk per subrange) and 7 (four), on data with NaNs of both signs (some chunks take
+ * each scan), ties at the top of a subrange (zipf, 24 equal bits, all-equal: first
+ * occurrences must win) and a ragged row end.
+ */
+TEST(smem_minmax) {
+  GPU_SKIP_WITHOUT_DEVICE();
+  static const topk_dtype dts[] = {TOPK_F32, TOPK_F16, TOPK_BF16, TOPK_I32, TOPK_U32};
+  static const unsigned flags[] = {TOPK_SORTED, TOPK_SORTED | TOPK_SMALLEST};
+  static const char* const alphas[] = {"5", "7"};
+  static const char* const betas[] = {"1", "2"};
+  const gen_opts gens[] = {{.dist = GEN_NORMAL, .nan_fraction = 0.002, .inf_fraction = 0.002},
+                           {.dist = GEN_ZIPF},
+                           {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 24},
+                           {.dist = GEN_ALL_EQUAL}};
+  const int64_t n = ((int64_t)1 << 17) + 37;
+  for (int d = 0; d < COUNT(dts); ++d)
+    for (int f = 0; f < COUNT(flags); ++f)
+      for (int a = 0; a < COUNT(alphas); ++a)
+        for (int b = 0; b < COUNT(betas); ++b)
+          for (int g = 0; g < COUNT(gens); ++g) {
+            dr_case d_ = {.dtype = dts[d], .batch = 2, .n = n, .k = 300, .flags = flags[f], .gen = gens[g],
+                          .alpha = alphas[a], .beta = betas[b], .build = "smem"};
+            ASSERT_EQ_I64(run_one(TOPK_ALGO_DRTOPK_RADIX, &d_), 0);
+          }
+  return TEST_OK;
+}
+
 /* Larger problems (k up to 2^14; bitonic takes k <= 1024). */
 TEST(large_n) {
   GPU_SKIP_WITHOUT_DEVICE();
@@ -330,6 +361,7 @@ TEST(limits) {
   X(batches_and_strides)   \
   X(variable_rows)         \
   X(delegate_paths)        \
+  X(smem_minmax)           \
   X(large_n)               \
   X(library_workspace)     \
   X(limits)

@@ -92,6 +92,33 @@ TOPK_HD uint64_t topk_rank_key(uint64_t bits, topk_dtype dt, int smallest) {
 }
 
 /*
+ * The raw bits of a key: topk_key_of_bits's inverse. Every key but a float's NaN key
+ * (all ones, shared by every NaN) comes from exactly one bit pattern; check
+ * topk_key_is_nan first.
+ */
+TOPK_HD uint64_t topk_bits_of_key(uint64_t k, topk_dtype dt) {
+  switch (dt) {
+    case TOPK_F16:
+    case TOPK_BF16: return (k & 0x8000u) ? (k ^ 0x8000u) : (~k & 0xFFFFu);
+    case TOPK_F32:  return (k & 0x80000000u) ? (k ^ 0x80000000u) : (~k & 0xFFFFFFFFu);
+    case TOPK_F64:  return (k >> 63) ? (k ^ 0x8000000000000000ull) : ~k;
+    case TOPK_I32:  return k ^ 0x80000000u;
+    case TOPK_I64:  return k ^ 0x8000000000000000ull;
+    case TOPK_U32:
+    case TOPK_U64:  return k;
+  }
+  return 0;
+}
+
+/* Whether a key is the one every NaN shares (floats only). */
+TOPK_HD int topk_key_is_nan(uint64_t k, topk_dtype dt) {
+  switch (dt) {
+    case TOPK_F16: case TOPK_BF16: case TOPK_F32: case TOPK_F64: return k == topk_key_mask(dt);
+    default: return 0;
+  }
+}
+
+/*
  * Raw bits of the worst value in a direction, written to padded slots of rows
  * shorter than k: largest -> -inf / INT_MIN / 0; smallest -> NaN / INT_MAX / UINT_MAX.
  */

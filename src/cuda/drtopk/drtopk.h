@@ -25,6 +25,9 @@ typedef struct topk_drtopk_stats {
   int64_t full_subranges_bound; /* capacity per row B = (k / beta + 1) * 2^alpha + k */
   /* milliseconds per step (CUDA events; the device is synchronised at the end) */
   float   ms_delegates, ms_first, ms_threshold, ms_concat, ms_second, ms_emit, ms_total;
+  /* the delegate kernel alone: 10 launches back to back before the run, ms per launch
+   * (ms_delegates also holds the prep kernel and the gaps before the first launches) */
+  float   ms_delegate_kernel;
 } topk_drtopk_stats;
 
 /*

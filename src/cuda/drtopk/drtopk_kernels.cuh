@@ -15,8 +15,9 @@
  *      dt_delegate_smem_kernel for S <= 512: a warp stages 32 subranges in shared
  *      memory chunk by chunk with coalesced asynchronous copies, double-buffered,
  *      and each lane scans one subrange, no shuffles).
- *      Per element both keep 32-bit (key, offset) pairs; composites are formed per
- *      subrange.
+ *      Per element both keep 32-bit (key, offset) pairs (the shared-memory kernel at
+ *      beta <= 2: keys alone, the offsets found afterwards); composites are formed
+ *      per subrange.
  *   2. first top-k (the base, on the delegate vector); Tc = the k-th best delegate
  *      (dt_threshold_kernel); Tc = 0 when the row has fewer than k delegates.
  *   3. Rule 2 filtering + concatenation (dt_concat_kernel): the elements with
@@ -330,10 +331,6 @@ __host__ __device__ constexpr int dt_smem_build_bytes(int alpha, int es) {
 }
 
 /* 16 bytes global -> shared, asynchronous, L2 evict-first (the input is read once: +3-6 % at alpha 7-9) */
-__device__ __forceinline__ unsigned long long dt_evict_first_policy() {
-  const unsigned long long pol = dt_evict_first_policy();
-  return pol;
-}
 __device__ __forceinline__ void dt_cp_async16(void* smem, const void* gmem, unsigned long long pol) {
   const unsigned sa = (unsigned)__cvta_generic_to_shared(smem);
   asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;\n" ::"r"(sa), "l"(gmem), "l"(pol) : "memory");
@@ -341,6 +338,101 @@ __device__ __forceinline__ void dt_cp_async16(void* smem, const void* gmem, unsi
 __device__ __forceinline__ void dt_cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 /* Waits until at most one committed group of this thread is still in flight. */
 __device__ __forceinline__ void dt_cp_async_wait_prev() { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }
+
+/*
+ * A lane's scan of one staged chunk of its subrange (CV 16-byte vectors at mine, the
+ * chunk's first offset o0), every element in the row: (key, offset) inserts. The
+ * first chunk's first vector fills the list (VEC >= BETA); every later insert is
+ * strict (dt_list_push).
+ */
+template <topk_dtype DT, int BETA, int CV>
+__device__ __forceinline__ void dt_chunk_scan(const uint4* mine, uint32_t o0, bool smallest, uint32_t (&tk)[BETA],
+                                              uint32_t (&to)[BETA]) {
+  typedef typename topk_dtype_traits<DT>::raw_t RawT;
+  constexpr int VEC = 16 / (int)sizeof(RawT);
+#pragma unroll
+  for (int t = 0; t < CV; ++t) {
+    const uint4 w = mine[t];
+#pragma unroll
+    for (int e = 0; e < VEC; ++e) {
+      const uint32_t key = (uint32_t)topk_to_rank_key<DT>(dt_lane_elem<RawT>(w, e), smallest);
+      const uint32_t o = o0 + (uint32_t)(t * VEC + e);
+      if (t == 0 && o0 == 0) dt_list_push<BETA, false>(tk, to, key, o);
+      else dt_list_push<BETA, true>(tk, to, key, o);
+    }
+  }
+}
+
+/*
+ * The same for BETA <= 2 in two cheaper passes. Keys first, by a min/max network that
+ * tracks no offsets: slot q keeps max(slot q, min(slot q-1, key)), 3 integer min/max per
+ * element at beta 2 against a two-slot insert that carries offsets (the instructions
+ * were this kernel's limit at alpha 5-6). The keys skip NaN canonicalisation
+ * (topk_to_rank_key_nan_open); one more min/max tells whether any NaN was there, and
+ * such a chunk takes dt_chunk_scan instead. Then the offsets, by matching the winners'
+ * raw bits over the chunk in reverse, so the first occurrences win (the contract's tie
+ * rule; at beta 2 with equal winners, the first two). The chunk's winners then join
+ * the running list: strict inserts, since their offsets follow every offset there.
+ * SMALLEST is the direction, fixed per instantiation so the per-element code has no select.
+ */
+template <topk_dtype DT, int BETA, int CV, bool SMALLEST>
+__device__ __forceinline__ void dt_chunk_minmax(const uint4* mine, uint32_t o0, uint32_t (&tk)[BETA],
+                                                uint32_t (&to)[BETA]) {
+  static_assert(BETA <= 2, "dt_chunk_minmax: beta 1 or 2");
+  typedef typename topk_dtype_traits<DT>::raw_t RawT;
+  typedef typename topk_dtype_traits<DT>::key_t KeyT;
+  constexpr int VEC = 16 / (int)sizeof(RawT);
+  uint32_t ck[BETA]; /* 0 is below or equal to every key, and the chunk holds >= BETA elements */
+#pragma unroll
+  for (int q = 0; q < BETA; ++q) ck[q] = 0;
+  uint32_t lo = ~0u;
+#pragma unroll
+  for (int t = 0; t < CV; ++t) {
+    const uint4 w = mine[t];
+#pragma unroll
+    for (int e = 0; e < VEC; ++e) {
+      const uint32_t key = (uint32_t)topk_to_rank_key_nan_open<DT>(dt_lane_elem<RawT>(w, e), SMALLEST);
+#pragma unroll
+      for (int q = BETA - 1; q > 0; --q) ck[q] = max(ck[q], min(ck[q - 1], key));
+      ck[0] = max(ck[0], key);
+      lo = min(lo, key);
+    }
+  }
+  if constexpr (topk_rank_key_lo<DT>() != 0) { /* floats: was there a NaN? */
+    if (ck[0] > (uint32_t)topk_rank_key_hi<DT>() || lo < (uint32_t)topk_rank_key_lo<DT>()) {
+      dt_chunk_scan<DT, BETA, CV>(mine, o0, SMALLEST, tk, to);
+      return;
+    }
+  }
+  RawT r[BETA];
+  uint32_t co[BETA];
+#pragma unroll
+  for (int q = 0; q < BETA; ++q) {
+    r[q] = topk_from_rank_key<DT>((KeyT)ck[q], SMALLEST);
+    co[q] = 0;
+  }
+  const bool tie = BETA == 2 && ck[0] == ck[BETA - 1];
+#pragma unroll
+  for (int t = CV - 1; t >= 0; --t) {
+    const uint4 w = mine[t];
+#pragma unroll
+    for (int e = VEC - 1; e >= 0; --e) {
+      const RawT x = dt_lane_elem<RawT>(w, e);
+      const uint32_t o = (uint32_t)(t * VEC + e);
+      if (BETA == 2) co[BETA - 1] = x == r[BETA - 1] ? (tie ? co[0] : o) : co[BETA - 1];
+      co[0] = x == r[0] ? o : co[0];
+    }
+  }
+#pragma unroll
+  for (int q = 0; q < BETA; ++q) {
+    if (o0 == 0) {
+      tk[q] = ck[q];
+      to[q] = co[q];
+    } else {
+      dt_list_push<BETA, true>(tk, to, ck[q], o0 + co[q]);
+    }
+  }
+}
 
 template <topk_dtype DT, int BETA, int ALPHA>
 __global__ void __launch_bounds__(DT_SMEM_THREADS) dt_delegate_smem_kernel(const dt_params P) {
@@ -400,18 +492,11 @@ __global__ void __launch_bounds__(DT_SMEM_THREADS) dt_delegate_smem_kernel(const
       if (fast(g)) {
         dt_cp_async_wait_prev();
         __syncwarp();
-#pragma unroll
-        for (int t = 0; t < CV; ++t) {
-          const uint4 w = mine[t];
-#pragma unroll
-          for (int e = 0; e < VEC; ++e) {
-            const uint32_t key = (uint32_t)topk_to_rank_key<DT>(dt_lane_elem<RawT>(w, e), smallest);
-            const uint32_t o = (uint32_t)((c * CV + t) * VEC + e);
-            /* the first vector fills the list (VEC >= BETA), then every slot is real: strict pushes */
-            if (t == 0 && c == 0) dt_list_push<BETA, false>(tk, to, key, o);
-            else dt_list_push<BETA, true>(tk, to, key, o);
-          }
-        }
+        const uint32_t o0 = (uint32_t)(c * CV * VEC);
+        if constexpr (BETA <= 2) {
+          if (smallest) dt_chunk_minmax<DT, BETA, CV, true>(mine, o0, tk, to);
+          else dt_chunk_minmax<DT, BETA, CV, false>(mine, o0, tk, to);
+        } else dt_chunk_scan<DT, BETA, CV>(mine, o0, smallest, tk, to);
       } else { /* the row's ragged end, or an unaligned row: checked loads, then a bounded scan */
         const int64_t g0 = g * 32 * (int64_t)S;
 #pragma unroll

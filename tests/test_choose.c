@@ -20,8 +20,8 @@ TEST(every_choice_supports_its_problem) {
                                  .max_threads_per_sm = 2048, .l2_bytes = 50 << 20,
                                  .smem_per_block_optin = 227 << 10};
   static const topk_dtype dts[] = {TOPK_F32, TOPK_BF16, TOPK_F16, TOPK_F64, TOPK_I32, TOPK_U64};
-  static const int64_t batches[] = {1, 7, 100, 132, 133, 4096, 10000, 1 << 16, 1 << 20};
-  static const int64_t ns[] = {1, 64, 100, 1000, 1024, 4096, 4097, 32000, 128000, 128001,
+  static const int64_t batches[] = {1, 7, 8, 9, 100, 132, 133, 4096, 10000, 1 << 16, 1 << 20};
+  static const int64_t ns[] = {1, 64, 100, 1000, 1024, 4096, 4097, 32000, 128000, 128001, 128255, 128256, 262144, 262145,
                                1 << 20, (int64_t)1 << 24, (int64_t)1 << 26, (int64_t)1 << 29, (int64_t)1 << 30};
   static const int64_t ks[] = {1, 8, 100, 128, 129, 1000, 1001, 2048, 2049, 4096, 4097, 1 << 15, (1 << 15) + 1,
                                1 << 18, (1 << 18) + 1, 1 << 20, (1 << 20) + 1};
@@ -77,6 +77,11 @@ TEST(rules_pick_the_measured_winner) {
       {{.dtype = TOPK_BF16, .batch = 4096, .n = 131072, .k = 2048}, TOPK_ALGO_AIR_RADIX},
       {{.dtype = TOPK_BF16, .batch = 1, .n = 32000, .k = 50}, TOPK_ALGO_AIR_RADIX},
       {{.batch = 64, .n = 128256, .k = 50}, TOPK_ALGO_AIR_RADIX},
+      {{.batch = 1, .n = 262144, .k = 1}, TOPK_ALGO_GRID_SELECT},
+      {{.batch = 8, .n = 151936, .k = 1, .flags = TOPK_SORTED}, TOPK_ALGO_GRID_SELECT},
+      {{.batch = 8, .n = 32000, .k = 1}, TOPK_ALGO_AIR_RADIX},
+      {{.dtype = TOPK_BF16, .batch = 1, .n = 262144, .k = 1}, TOPK_ALGO_AIR_RADIX},
+      {{.batch = 16, .n = 262144, .k = 1}, TOPK_ALGO_AIR_RADIX},
       {{.batch = 100, .n = 1024, .k = 64, .max_iter = 3}, TOPK_ALGO_RTOPK},
       {{.batch = 100, .n = 1 << 16, .k = 64, .max_iter = 3}, TOPK_ALGO_AIR_RADIX}, /* rows > 4096: exact */
       {{.dtype = TOPK_F64, .batch = 1, .n = (int64_t)1 << 28, .k = 1024}, TOPK_ALGO_AIR_RADIX},

@@ -93,8 +93,7 @@ TOPK_HD uint64_t topk_rank_key(uint64_t bits, topk_dtype dt, int smallest) {
 
 /*
  * The raw bits of a key: topk_key_of_bits's inverse. Every key but a float's NaN key
- * (all ones, shared by every NaN) comes from exactly one bit pattern; check
- * topk_key_is_nan first.
+ * (all ones, shared by every NaN) comes from exactly one bit pattern.
  */
 TOPK_HD uint64_t topk_bits_of_key(uint64_t k, topk_dtype dt) {
   switch (dt) {
@@ -108,14 +107,6 @@ TOPK_HD uint64_t topk_bits_of_key(uint64_t k, topk_dtype dt) {
     case TOPK_U64:  return k;
   }
   return 0;
-}
-
-/* Whether a key is the one every NaN shares (floats only). */
-TOPK_HD int topk_key_is_nan(uint64_t k, topk_dtype dt) {
-  switch (dt) {
-    case TOPK_F16: case TOPK_BF16: case TOPK_F32: case TOPK_F64: return k == topk_key_mask(dt);
-    default: return 0;
-  }
 }
 
 /*

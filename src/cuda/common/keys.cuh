@@ -12,8 +12,7 @@
  *                           compile time, so its switches fold away)
  *   topk_to_rank_key_nan_open<DT>  the rank key without NaN canonicalisation (NaNs
  *                           fall outside [topk_rank_key_lo, topk_rank_key_hi])
- *   topk_from_rank_key<DT>  a rank key back to its raw bits (every key but the NaN
- *                           key, which topk_rank_key_is_nan<DT> tells)
+ *   topk_from_rank_key<DT>  a rank key back to its raw bits (every key but the NaN key)
  *   topk_to_sort_key<DT>    raw bits -> key where SMALLER is better: the complement
  *                           of the rank key, for ascending sorts that put the best first
  *   TOPK_DISPATCH_DTYPE     a runtime dtype -> compile-time DT switch, written once
@@ -94,14 +93,10 @@ __host__ __device__ __forceinline__ constexpr typename topk_dtype_traits<DT>::ke
 }
 
 /*
- * The raw bits of a rank key (topk_to_rank_key's inverse). The NaN rank key has no
- * single bit pattern: check topk_rank_key_is_nan first.
+ * The raw bits of a rank key (topk_to_rank_key's inverse), for every key but the NaN
+ * rank key, which has no single bit pattern (a NaN-open key outside
+ * [topk_rank_key_lo, topk_rank_key_hi] tells a NaN was there).
  */
-template <topk_dtype DT>
-__host__ __device__ __forceinline__ bool topk_rank_key_is_nan(typename topk_dtype_traits<DT>::key_t key, bool smallest) {
-  const uint64_t k = smallest ? (~(uint64_t)key & topk_key_mask(DT)) : (uint64_t)key;
-  return topk_key_is_nan(k, DT) != 0;
-}
 template <topk_dtype DT>
 __host__ __device__ __forceinline__ typename topk_dtype_traits<DT>::raw_t
 topk_from_rank_key(typename topk_dtype_traits<DT>::key_t key, bool smallest) {

@@ -339,6 +339,18 @@ __device__ __forceinline__ void dt_cp_async_commit() { asm volatile("cp.async.co
 /* Waits until at most one committed group of this thread is still in flight. */
 __device__ __forceinline__ void dt_cp_async_wait_prev() { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }
 
+/* Calls f(element, its offset in the chunk) for the CV x VEC elements of a staged chunk, in index order. */
+template <typename RawT, int CV, typename F>
+__device__ __forceinline__ void dt_chunk_each(const uint4* mine, F f) {
+  constexpr int VEC = 16 / (int)sizeof(RawT);
+#pragma unroll
+  for (int t = 0; t < CV; ++t) {
+    const uint4 w = mine[t];
+#pragma unroll
+    for (int e = 0; e < VEC; ++e) f(dt_lane_elem<RawT>(w, e), t * VEC + e);
+  }
+}
+
 /*
  * A lane's scan of one staged chunk of its subrange (CV 16-byte vectors at mine, the
  * chunk's first offset o0), every element in the row: (key, offset) inserts. The
@@ -350,17 +362,12 @@ __device__ __forceinline__ void dt_chunk_scan(const uint4* mine, uint32_t o0, bo
                                               uint32_t (&to)[BETA]) {
   typedef typename topk_dtype_traits<DT>::raw_t RawT;
   constexpr int VEC = 16 / (int)sizeof(RawT);
-#pragma unroll
-  for (int t = 0; t < CV; ++t) {
-    const uint4 w = mine[t];
-#pragma unroll
-    for (int e = 0; e < VEC; ++e) {
-      const uint32_t key = (uint32_t)topk_to_rank_key<DT>(dt_lane_elem<RawT>(w, e), smallest);
-      const uint32_t o = o0 + (uint32_t)(t * VEC + e);
-      if (t == 0 && o0 == 0) dt_list_push<BETA, false>(tk, to, key, o);
-      else dt_list_push<BETA, true>(tk, to, key, o);
-    }
-  }
+  dt_chunk_each<RawT, CV>(mine, [&](RawT raw, int i) {
+    const uint32_t key = (uint32_t)topk_to_rank_key<DT>(raw, smallest);
+    const uint32_t o = o0 + (uint32_t)i;
+    if (i < VEC && o0 == 0) dt_list_push<BETA, false>(tk, to, key, o);
+    else dt_list_push<BETA, true>(tk, to, key, o);
+  });
 }
 
 /*
@@ -386,18 +393,13 @@ __device__ __forceinline__ void dt_chunk_minmax(const uint4* mine, uint32_t o0, 
 #pragma unroll
   for (int q = 0; q < BETA; ++q) ck[q] = 0;
   uint32_t lo = ~0u;
+  dt_chunk_each<RawT, CV>(mine, [&](RawT raw, int) {
+    const uint32_t key = (uint32_t)topk_to_rank_key_nan_open<DT>(raw, SMALLEST);
 #pragma unroll
-  for (int t = 0; t < CV; ++t) {
-    const uint4 w = mine[t];
-#pragma unroll
-    for (int e = 0; e < VEC; ++e) {
-      const uint32_t key = (uint32_t)topk_to_rank_key_nan_open<DT>(dt_lane_elem<RawT>(w, e), SMALLEST);
-#pragma unroll
-      for (int q = BETA - 1; q > 0; --q) ck[q] = max(ck[q], min(ck[q - 1], key));
-      ck[0] = max(ck[0], key);
-      lo = min(lo, key);
-    }
-  }
+    for (int q = BETA - 1; q > 0; --q) ck[q] = max(ck[q], min(ck[q - 1], key));
+    ck[0] = max(ck[0], key);
+    lo = min(lo, key);
+  });
   if constexpr (topk_rank_key_lo<DT>() != 0) { /* floats: was there a NaN? */
     if (ck[0] > (uint32_t)topk_rank_key_hi<DT>() || lo < (uint32_t)topk_rank_key_lo<DT>()) {
       dt_chunk_scan<DT, BETA, CV>(mine, o0, SMALLEST, tk, to);

@@ -179,6 +179,23 @@ __device__ __forceinline__ KeyT rtopk_key(KeyT b, const rtopk_xf<KeyT>& x) {
   return (KeyT)(k ^ x.flip);
 }
 
+/* Keys of V elements, get(j) for j < avail (0 after: padding, never counted, every mid >= 1),
+ * and the min and max of the keys taken. avail >= V (a whole vector) folds the checks away. */
+template <typename KeyT, int V, typename Get>
+__device__ __forceinline__ void rtopk_keys_minmax(Get get, int avail, const rtopk_xf<KeyT>& x, KeyT (&v)[V],
+                                                  KeyT& kmin, KeyT& kmax) {
+#pragma unroll
+  for (int j = 0; j < V; ++j) {
+    if (j < avail) {
+      v[j] = rtopk_key(get(j), x);
+      kmin = v[j] < kmin ? v[j] : kmin;
+      kmax = v[j] > kmax ? v[j] : kmax;
+    } else {
+      v[j] = 0;
+    }
+  }
+}
+
 /* Rank key -> raw bits. *nan: the key of NaN (all NaNs share it: the caller reloads the
  * element to keep its payload). */
 template <typename KeyT>
@@ -600,25 +617,9 @@ __global__ void __launch_bounds__(256, (rtopk_min_blocks<KeyT, R, SMEM, KIND>::v
       for (int c = 0; c < CHUNKS; ++c) {
         const int pos = (c * 32 + lane) * V;
         KeyT v[V];
-        if ((c + 1) * 32 * V <= len) { /* warp-uniform: the whole chunk is in the row */
-#pragma unroll
-          for (int j = 0; j < V; ++j) {
-            v[j] = rtopk_key(raw[c][j], x);
-            kmin = v[j] < kmin ? v[j] : kmin;
-            kmax = v[j] > kmax ? v[j] : kmax;
-          }
-        } else {
-#pragma unroll
-          for (int j = 0; j < V; ++j) {
-            if (pos + j < len) {
-              v[j] = rtopk_key(raw[c][j], x);
-              kmin = v[j] < kmin ? v[j] : kmin;
-              kmax = v[j] > kmax ? v[j] : kmax;
-            } else {
-              v[j] = 0; /* padding: never counted (every mid >= 1) */
-            }
-          }
-        }
+        const auto get = [&](int j) { return raw[c][j]; };
+        if ((c + 1) * 32 * V <= len) rtopk_keys_minmax<KeyT, V>(get, V, x, v, kmin, kmax); /* warp-uniform: whole chunk */
+        else rtopk_keys_minmax<KeyT, V>(get, len - pos, x, v, kmin, kmax);
         row.put(c, lane, v);
       }
     } else {
@@ -629,23 +630,9 @@ __global__ void __launch_bounds__(256, (rtopk_min_blocks<KeyT, R, SMEM, KIND>::v
         const int pos = (c * 32 + lane) * V;
         if (aligned && pos + V <= len) { /* a full vector: no per-element checks */
           const rtopk_vec<KeyT, V> t = *reinterpret_cast<const rtopk_vec<KeyT, V>*>(src + pos);
-#pragma unroll
-          for (int j = 0; j < V; ++j) {
-            v[j] = rtopk_key(t.a[j], x);
-            kmin = v[j] < kmin ? v[j] : kmin;
-            kmax = v[j] > kmax ? v[j] : kmax;
-          }
+          rtopk_keys_minmax<KeyT, V>([&](int j) { return t.a[j]; }, V, x, v, kmin, kmax);
         } else {
-#pragma unroll
-          for (int j = 0; j < V; ++j) {
-            if (pos + j < len) {
-              v[j] = rtopk_key(src[pos + j], x);
-              kmin = v[j] < kmin ? v[j] : kmin;
-              kmax = v[j] > kmax ? v[j] : kmax;
-            } else {
-              v[j] = 0; /* padding: never counted (every mid >= 1) */
-            }
-          }
+          rtopk_keys_minmax<KeyT, V>([&](int j) { return src[pos + j]; }, len - pos, x, v, kmin, kmax);
         }
       } else {
 #pragma unroll

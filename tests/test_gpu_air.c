@@ -35,6 +35,7 @@ typedef struct air_case {
   const int64_t* offsets;       /* host, batch + 1 entries; NULL: uniform rows */
   const char*    path;          /* "one", "multi", or NULL: the algorithm decides */
   const char*    alpha;         /* TOPK_AIR_ALPHA, or NULL for the default */
+  const char*    cluster_cs;    /* TOPK_AIR_CLUSTER_CS, or NULL: the launch decides */
   int            lib_workspace; /* pass no workspace: the library allocates it */
 } air_case;
 
@@ -50,7 +51,7 @@ static int run_case(const air_case* a) {
                       .index_type = a->index_type,
                       .gen = a->gen,
                       .offsets = a->offsets,
-                      .env = {{"TOPK_AIR_PATH", a->path}, {"TOPK_AIR_ALPHA", a->alpha}},
+                      .env = {{"TOPK_AIR_PATH", a->path}, {"TOPK_AIR_ALPHA", a->alpha}, {"TOPK_AIR_CLUSTER_CS", a->cluster_cs}},
                       .lib_workspace = a->lib_workspace};
   return gpu_case_run(&c, test_seed());
 }
@@ -91,8 +92,11 @@ TEST(sanitizer_small) {
       .path = "fused", .alpha = "4");
   RUN(.dtype = TOPK_F16, .batch = 2, .n = 20000, .k = 300, .gen = {.dist = GEN_UNIFORM}, .path = "fused", .alpha = "4");
   RUN(.dtype = TOPK_BF16, .batch = 6, .n = 3000, .k = 40, .gen = {.dist = GEN_NORMAL}, .offsets = off, .path = "fused");
-  /* the cluster path: 1 and 4 blocks per row, ties across blocks */
-  RUN(.dtype = TOPK_F32, .batch = 2, .n = 20000, .k = 100, .gen = {.dist = GEN_ZIPF}, .path = "cluster");
+  /* the cluster path: 1 and 4 blocks per row, ties across blocks; 16 blocks, three passes */
+  RUN(.dtype = TOPK_F32, .batch = 2, .n = 20000, .k = 100, .gen = {.dist = GEN_ZIPF}, .path = "cluster",
+      .cluster_cs = "1");
+  RUN(.dtype = TOPK_F32, .batch = 2, .n = 70001, .k = 100, .gen = {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 8},
+      .path = "cluster", .cluster_cs = "16");
   RUN(.dtype = TOPK_BF16, .batch = 2, .n = 180000, .k = 300, .flags = TOPK_SORTED, .gen = {.dist = GEN_ALL_EQUAL},
       .path = "cluster");
   /* the cluster path for one row given by offsets (sized for the whole buffer): an unaligned
@@ -461,6 +465,45 @@ TEST(cluster_shapes) {
   return TEST_OK;
 }
 
+/*
+ * Every cluster size the launch can pick, forced (1..16 blocks, 16 where the device has
+ * clusters of 16): rows split into slices of a few groups, blocks whose slice is empty
+ * (100 elements over 16 blocks), ties and results spread over many blocks, both
+ * directions, sorted, every key width.
+ */
+TEST(cluster_sizes) {
+  static const char* const sizes[] = {"1", "2", "4", "8", "16"};
+  static const gen_opts dists[] = {
+      {.dist = GEN_NORMAL},
+      {.dist = GEN_ALL_EQUAL},
+      {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 20},
+      {.dist = GEN_UNIFORM, .nan_fraction = 0.05, .inf_fraction = 0.05},
+  };
+  SKIP_WITHOUT_GPU();
+  for (int c = 0; c < COUNT(sizes); ++c) {
+    for (int g = 0; g < COUNT(dists); ++g) {
+      const unsigned fl = (g & 1 ? TOPK_SMALLEST : 0u) | (c & 1 ? TOPK_SORTED : 0u);
+      RUN(.dtype = TOPK_F32, .batch = 2, .n = 20000, .k = 50, .flags = fl, .gen = dists[g], .path = "cluster",
+          .cluster_cs = sizes[c]);
+      RUN(.dtype = TOPK_F32, .batch = 1, .n = 70001, .k = 1024, .flags = fl, .gen = dists[g], .path = "cluster",
+          .cluster_cs = sizes[c]);
+      RUN(.dtype = TOPK_BF16, .batch = 3, .n = 262144, .k = 1, .flags = fl, .gen = dists[g], .path = "cluster",
+          .cluster_cs = sizes[c]);
+    }
+    RUN(.dtype = TOPK_F32, .batch = 2, .n = 100, .k = 7, .gen = {.dist = GEN_NORMAL}, .path = "cluster",
+        .cluster_cs = sizes[c]);
+    RUN(.dtype = TOPK_F32, .batch = 2, .n = 100, .k = 99, .gen = {.dist = GEN_ALL_EQUAL}, .path = "cluster",
+        .cluster_cs = sizes[c]);
+    RUN(.dtype = TOPK_F16, .batch = 1, .n = 50000, .k = 4000, .gen = {.dist = GEN_ZIPF}, .path = "cluster",
+        .cluster_cs = sizes[c]);
+    RUN(.dtype = TOPK_F64, .batch = 1, .n = 50000, .k = 333, .flags = TOPK_SORTED, .index_type = TOPK_INDEX_I32,
+        .gen = {.dist = GEN_NORMAL}, .path = "cluster", .cluster_cs = sizes[c]);
+    RUN(.dtype = TOPK_U64, .batch = 1, .n = 50000, .k = 5000, .index_type = TOPK_INDEX_NONE,
+        .gen = {.dist = GEN_UNIFORM}, .path = "cluster", .cluster_cs = sizes[c]);
+  }
+  return TEST_OK;
+}
+
 /* Large single rows: the whole GPU on one row. */
 TEST(large_n) {
   SKIP_WITHOUT_GPU();
@@ -489,6 +532,7 @@ TEST(large_n) {
   X(library_workspace)    \
   X(block_sort)           \
   X(cluster_shapes)       \
+  X(cluster_sizes)        \
   X(adaptive_rows)        \
   X(common_prefix)        \
   X(large_n)

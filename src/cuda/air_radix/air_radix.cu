@@ -19,9 +19,10 @@
  *              kernel zeroes its own histograms. One launch instead of 4 to 8.
  *   CLUSTER    on Hopper, uniform rows (or one row given by offsets) above the ONE-BLOCK size and at
  *              most 8 x AIR_CLUSTER_MAX_SLICE_BYTES:
- *              a thread-block cluster of 1, 2, 4 or 8 blocks per row, the row staged
- *              across their shared memory (air_cluster_kernel; one launch, the row
- *              read from DRAM once, no workspace but the sorted part).
+ *              a thread-block cluster of 1, 2, 4 or 8 blocks (1024 threads each) per
+ *              row, the row staged across their shared memory (air_cluster_kernel; one
+ *              launch, the row read from DRAM once, no workspace but the sorted part);
+ *              few rows get larger clusters than their length needs (launch_cluster).
  *   ADAPTIVE   on Hopper, rows given by offsets that the caller expects far shorter than
  *              the buffer (internal flag TOPK_INTERNAL_SHORT_ROWS, algo.h: Dr. Top-k's
  *              concatenation, whose capacity B is an upper bound the count rarely
@@ -82,7 +83,9 @@
  * adaptive-buffer alpha, default 128: on the H100 16..512 measure the same, see
  * docs/perf-notes.md), TOPK_AIR_DIGIT_BITS (8..12, default 11: 11 and 12 measure
  * the same, 8 and 10 slower), TOPK_AIR_COMMON_PREFIX=0 (the one-block and cluster
- * passes start at the top bit instead of below the bits every key of the row shares)
+ * passes start at the top bit instead of below the bits every key of the row shares),
+ * TOPK_AIR_CLUSTER_CS=1|2|4|8|16 (the CLUSTER path's blocks per row, where at least the
+ * plan's), TOPK_AIR_MIN_TILES (MULTI / FUSED tiles per block at least, default 4 / 1)
  * and TOPK_AIR_PATH=one|multi|fused|cluster|adaptive (force a path; tests use it).
  *
  * run() never allocates, synchronises or copies to the host; every launch is
@@ -113,10 +116,22 @@ static const int AIR_DIGIT_BITS = 11;          /* multi-block digits at most thi
 static const int64_t AIR_CHUNK_ROWS = 1024;    /* rows per MULTI launch (histograms: 8 KB each) */
 static const int AIR_BLOCKS_PER_SM = 4;        /* MULTI grid target */
 static const int64_t AIR_MIN_TILES = 4;        /* MULTI: tiles (4096 / 2048 elements) per block at least */
+/* FUSED: a tile per block where the GPU holds that many blocks. Each pass of a block is a
+ * chain of DRAM round trips, one per tile, so fewer tiles per block shorten every pass:
+ * 1 x 2^20 f32, normal, k = 50: 40.5 us at 4 tiles, 30.0 at 2, 26.9 at 1 (perf-notes v0.7). */
+static const int64_t AIR_FUSED_MIN_TILES = 1;
 static const int64_t AIR_STAGE_BYTES = 32768;  /* ONE-BLOCK: row staged in shared memory up to this */
 /* CLUSTER: bytes staged per block (two blocks per SM), or up to the larger size with 8 blocks */
 static const int64_t AIR_CLUSTER_SLICE_BYTES = 96 * 1024;
 static const int64_t AIR_CLUSTER_MAX_SLICE_BYTES = 192 * 1024;
+/* CLUSTER, few rows: clusters grow while every row still has its cluster
+ * resident at once and slices are larger than this: staging is one DRAM round trip per
+ * 128 KB in flight per block, so small slices cut the first step, which led the timeline
+ * (docs/perf-notes.md v0.7). */
+static const int64_t AIR_CLUSTER_FAST_SLICE_BYTES = 32 * 1024;
+/* ... and up to 8 blocks: 16-block clusters measured slower at every LLM shape (1 x 32000
+ * f32: 19.4 us against 15.5; 1 x 262144: 22.7 against 20.9), so only TOPK_AIR_CLUSTER_CS asks for them. */
+static const int AIR_CLUSTER_GROW_MAX = 8;
 /* ONE-BLOCK sorted: the k results are sorted in the kernel (no CUB sort, no workspace) when
  * the next power of two m >= k is at most AIR_BLOCK_SORT_MAX and the dynamic shared memory
  * (staged row rounded to 16 bytes + m x (8 + index bytes)) is at most AIR_ONE_SMEM_BUDGET:
@@ -178,6 +193,28 @@ static int env_digit_bits(void) {
 static int env_common_prefix(void) {
   const char* s = getenv("TOPK_AIR_COMMON_PREFIX");
   return !(s && strcmp(s, "0") == 0);
+}
+
+/* TOPK_AIR_CLUSTER_CS=1|2|4|8|16 forces the CLUSTER path's blocks per row where the row fits them (measurement) */
+static int env_cluster_cs(void) {
+  const char* s = getenv("TOPK_AIR_CLUSTER_CS");
+  const int c = s && *s ? atoi(s) : 0;
+  return c >= 1 && c <= AIR_CLUSTER_MAX_BLOCKS && (c & (c - 1)) == 0 ? c : 0;
+}
+
+/* TOPK_AIR_MIN_TILES=T: MULTI and FUSED blocks get at least T tiles each (measurement; else dflt) */
+static int64_t env_min_tiles(int64_t dflt) {
+  const char* s = getenv("TOPK_AIR_MIN_TILES");
+  const long long t = s && *s ? atoll(s) : 0;
+  return t >= 1 && t <= 1024 ? (int64_t)t : dflt;
+}
+
+/* MULTI / FUSED blocks per row by work: min_tiles tiles (4096 / 2048 elements) each, of the average row */
+static int64_t blocks_by_work(int es, int64_t n, int64_t batch, int by_offsets, int64_t min_tiles) {
+  const int64_t tile = (int64_t)AIR_THREADS * (es == 8 ? 8 : 16);
+  const int64_t avg = by_offsets ? (n / batch > 0 ? n / batch : 1) : (n > 0 ? n : 1);
+  const int64_t b = ((avg + tile - 1) / tile + min_tiles - 1) / min_tiles;
+  return b < 1 ? 1 : b;
 }
 
 static int64_t env_alpha(void) {
@@ -334,10 +371,7 @@ static topk_status plan_layout(const topk_problem* p, const topk_device_info* de
     L->chunk_rows = L->fused || p->batch < AIR_CHUNK_ROWS ? p->batch : AIR_CHUNK_ROWS;
     /* Blocks per row: at most enough for AIR_MIN_TILES tiles each (of the average row);
      * launch_multi caps it further by the GPU's resident blocks. */
-    const int64_t tile = (int64_t)AIR_THREADS * (L->es == 8 ? 8 : 16);
-    const int64_t avg = p->row_offsets ? (p->n / p->batch > 0 ? p->n / p->batch : 1) : (p->n > 0 ? p->n : 1);
-    const int64_t by_work = ((avg + tile - 1) / tile + AIR_MIN_TILES - 1) / AIR_MIN_TILES;
-    L->bpr = by_work < 1 ? 1 : by_work;
+    L->bpr = blocks_by_work(L->es, p->n, p->batch, p->row_offsets != NULL, env_min_tiles(AIR_MIN_TILES));
 
     const int64_t span = p->row_offsets ? p->n : L->chunk_rows * p->n;
     L->buf_elems = span / L->alpha;
@@ -445,7 +479,8 @@ static topk_status launch_fused(const air_layout* L, air_params P, int64_t batch
   if (occ > AIR_BLOCKS_PER_SM) occ = AIR_BLOCKS_PER_SM;
   const int sms = dev && dev->sm_count > 0 ? dev->sm_count : 1;
   int64_t bpr = (int64_t)sms * occ / batch; /* every block resident: the barriers spin */
-  if (bpr > L->bpr) bpr = L->bpr;
+  const int64_t by_work = blocks_by_work(L->es, P.n, batch, P.offsets != NULL, env_min_tiles(AIR_FUSED_MIN_TILES));
+  if (bpr > by_work) bpr = by_work;
   if (bpr < 1) bpr = 1;
   air_fused_desc F;
   memset(&F, 0, sizeof F);
@@ -458,28 +493,85 @@ static topk_status launch_fused(const air_layout* L, air_params P, int64_t batch
   return TOPK_SUCCESS;
 }
 
-/* CLUSTER: clusters of cluster_cs blocks, one per row, in launches of at most 65535 rows. */
+static void cluster_config(cudaLaunchConfig_t* cfg, cudaLaunchAttribute* attr, int cs, int64_t rows, size_t smem,
+                           cudaStream_t stream) {
+  memset(cfg, 0, sizeof *cfg);
+  cfg->gridDim = dim3((unsigned)cs, (unsigned)rows, 1);
+  cfg->blockDim = dim3(AIR_CLUSTER_THREADS, 1, 1);
+  cfg->dynamicSmemBytes = smem;
+  cfg->stream = stream;
+  attr->id = cudaLaunchAttributeClusterDimension;
+  attr->val.clusterDim.x = (unsigned)cs;
+  attr->val.clusterDim.y = 1;
+  attr->val.clusterDim.z = 1;
+  cfg->attrs = attr;
+  cfg->numAttrs = 1;
+}
+
+/*
+ * How many clusters of AIR_CLUSTER_MAX_BLOCKS blocks, smem bytes each, can be resident
+ * at once: 0 where that size cannot launch. Asked once per device (the answer and the
+ * non-portable-size attribute outlive the call).
+ */
 template <topk_dtype DT>
-static topk_status launch_cluster(const air_layout* L, air_params P, int64_t batch, cudaStream_t stream) {
-  TOPK_CUDA_TRY(cudaFuncSetAttribute(air_cluster_kernel<DT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     (int)L->cluster_smem));
+static int max_clusters_of_16(int ordinal, size_t smem, cudaStream_t stream) {
+  static int known[64]; /* 0: not asked; else the answer + 1 (same value from any thread) */
+  if (ordinal >= 0 && ordinal < 64 && known[ordinal]) return known[ordinal] - 1;
+  int n = 0;
+  if (cudaFuncSetAttribute(air_cluster_kernel<DT>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) == cudaSuccess) {
+    cudaLaunchConfig_t cfg;
+    cudaLaunchAttribute attr;
+    cluster_config(&cfg, &attr, AIR_CLUSTER_MAX_BLOCKS, AIR_CLUSTER_MAX_BLOCKS, smem, stream);
+    if (cudaFuncSetAttribute(air_cluster_kernel<DT>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) !=
+            cudaSuccess ||
+        cudaOccupancyMaxActiveClusters(&n, air_cluster_kernel<DT>, &cfg) != cudaSuccess)
+      n = 0;
+  }
+  (void)cudaGetLastError(); /* a refused size is an answer, not an error of this call */
+  if (ordinal >= 0 && ordinal < 64) known[ordinal] = n + 1;
+  return n;
+}
+
+/*
+ * CLUSTER: clusters of cs blocks, one per row, in launches of at most 65535 rows. cs
+ * is the plan's (slices of at most AIR_CLUSTER_SLICE_BYTES), doubled up to
+ * AIR_CLUSTER_GROW_MAX while every row's cluster stays resident at once (batch x cs <=
+ * SMs) and slices exceed AIR_CLUSTER_FAST_SLICE_BYTES; or TOPK_AIR_CLUSTER_CS (up to 16,
+ * where clusters of 16 fit). The shape needs no workspace, so it may change at launch.
+ * When every row's cluster is resident at once, each block asks for more than half
+ * of an SM's shared memory, so no two blocks share an SM.
+ */
+template <topk_dtype DT>
+static topk_status launch_cluster(const air_layout* L, air_params P, int64_t batch, const topk_device_info* dev,
+                                  cudaStream_t stream) {
+  const int64_t len = P.n, v = 16 / L->es;
+  const int sms = dev && dev->sm_count > 0 ? dev->sm_count : 1;
+  const int forced = env_cluster_cs();
+  /* one block per SM: more than half the opt-in shared memory (rounded to 1 KB) */
+  const size_t spread = dev && dev->smem_per_block_optin > 0 ? (size_t)(dev->smem_per_block_optin / 2 + 1024) & ~(size_t)1023
+                                                             : (size_t)0;
+  int cs = L->cluster_cs;
+  int64_t slice = L->cluster_slice;
+  for (;;) {
+    const int c2 = cs * 2;
+    if (c2 > (forced ? AIR_CLUSTER_MAX_BLOCKS : AIR_CLUSTER_GROW_MAX)) break;
+    if (forced ? c2 > forced : (slice * L->es <= AIR_CLUSTER_FAST_SLICE_BYTES || batch * c2 > sms)) break;
+    if (c2 == AIR_CLUSTER_MAX_BLOCKS &&
+        max_clusters_of_16<DT>(dev ? dev->ordinal : -1, spread, stream) < (forced ? 1 : batch))
+      break;
+    cs = c2;
+    slice = ((len + cs - 1) / cs + v - 1) / v * v;
+  }
+  size_t smem = (size_t)air_cluster_smem_bytes(slice, L->es);
+  if (batch * cs <= sms && smem < spread) smem = spread;
+  TOPK_CUDA_TRY(cudaFuncSetAttribute(air_cluster_kernel<DT>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
   for (int64_t row0 = 0; row0 < batch; row0 += 65535) {
     const int64_t rows = batch - row0 < 65535 ? batch - row0 : 65535;
     P.row0 = row0;
     cudaLaunchConfig_t cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.gridDim = dim3((unsigned)L->cluster_cs, (unsigned)rows, 1);
-    cfg.blockDim = dim3(AIR_THREADS, 1, 1);
-    cfg.dynamicSmemBytes = L->cluster_smem;
-    cfg.stream = stream;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = (unsigned)L->cluster_cs;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    TOPK_CUDA_TRY(cudaLaunchKernelEx(&cfg, air_cluster_kernel<DT>, P, L->cluster_slice));
+    cudaLaunchAttribute attr;
+    cluster_config(&cfg, &attr, cs, rows, smem, stream);
+    TOPK_CUDA_TRY(cudaLaunchKernelEx(&cfg, air_cluster_kernel<DT>, P, slice));
   }
   return TOPK_SUCCESS;
 }
@@ -500,7 +592,7 @@ static topk_status launch_one_block(const air_layout* L, air_params P, int64_t b
 template <topk_dtype DT, typename IdxT>
 static topk_status launch_select(const air_layout* L, const air_params& P, int64_t batch, char* base,
                                  const topk_device_info* dev, cudaStream_t stream) {
-  if (L->cluster) return launch_cluster<DT>(L, P, batch, stream);
+  if (L->cluster) return launch_cluster<DT>(L, P, batch, dev, stream);
   if (L->adaptive) {
     TOPK_FORWARD_IF_ERROR((launch_one_block<DT, IdxT>(L, P, batch, stream)));
     return launch_fused<DT, IdxT>(L, P, batch, dev, stream);

@@ -354,6 +354,7 @@ __device__ __forceinline__ int air_cmp(KeyT key, IdxT idx, int lk, unsigned long
  * KB-bit keys, identity ~0 and 0), for all threads; s_ao holds 2 x AIR_WARPS words.
  * air_common_bits: how many leading bits of KB the AND and OR agree on (KB: all equal).
  */
+template <int NWARP = AIR_WARPS>
 __device__ __forceinline__ void air_block_and_or(unsigned long long& a, unsigned long long& o,
                                                  unsigned long long* s_ao) {
 #pragma unroll
@@ -363,15 +364,15 @@ __device__ __forceinline__ void air_block_and_or(unsigned long long& a, unsigned
   }
   if ((threadIdx.x & 31) == 0) {
     s_ao[threadIdx.x >> 5] = a;
-    s_ao[AIR_WARPS + (threadIdx.x >> 5)] = o;
+    s_ao[NWARP + (threadIdx.x >> 5)] = o;
   }
   __syncthreads();
   a = ~0ull;
   o = 0;
 #pragma unroll
-  for (int w = 0; w < AIR_WARPS; ++w) {
+  for (int w = 0; w < NWARP; ++w) {
     a &= s_ao[w];
-    o |= s_ao[AIR_WARPS + w];
+    o |= s_ao[NWARP + w];
   }
   __syncthreads(); /* s_ao may be reused */
 }
@@ -1113,7 +1114,7 @@ __global__ void __launch_bounds__(AIR_THREADS) air_one_block_kernel(const air_pa
 /* ------------------------------------------------------------------ cluster path */
 
 /*
- * Cluster path (air_cluster_kernel): a thread-block cluster of cs = 1..8 blocks per
+ * Cluster path (air_cluster_kernel): a thread-block cluster of cs = 1..16 blocks per
  * row (Hopper), each block staging a contiguous slice of the row in its shared
  * memory, so the row is read from DRAM exactly once. The slice is staged as RANK
  * KEYS (same width as the elements, so the same bytes): 16-byte loads, the key
@@ -1123,10 +1124,14 @@ __global__ void __launch_bounds__(AIR_THREADS) air_one_block_kernel(const air_pa
  * they stay bit-exact (NaN payloads); keys are never turned back into values.
  *
  * Per pass (11-bit digits, key passes only) each block counts its slice's candidates
- * into a local histogram and adds it to rank 0's histogram through distributed
- * shared memory; one hardware cluster barrier later every block reads that histogram
- * and makes the same choice. Rank 0's two histograms alternate between passes, and
- * a second barrier per pass lets rank 0 zero the one just read.
+ * into a local histogram and sums it into 64 groups of 32 bins; one hardware cluster
+ * barrier later every block reads, through distributed shared memory, the group
+ * sums of every block (picks the group of the k-th key), then that group's 32 bins
+ * of every block (picks the digit): cs x 96 words per block instead of merging 2048
+ * bins, and every block makes the same choice. The two histograms alternate between
+ * passes, so one barrier per pass is enough (air_cluster_kernel says why).
+ * 1024 threads per block: every per-pass step is a short latency chain, and the
+ * staging loads of a 128 KB slice are all in flight at once.
  *
  * Final phase, with lo / hi the smallest / largest key matching the chosen prefix
  * (results: key > hi, ties: lo <= key <= hi): thread t owns the contiguous run
@@ -1145,17 +1150,20 @@ __global__ void __launch_bounds__(AIR_THREADS) air_one_block_kernel(const air_pa
  * consecutive slots, raw values read back from global memory. A block with more
  * than AIR_CLUSTER_STASH slotted elements runs (c)-(d) in rounds. Ties are
  * resolved by position, so no index passes. For rows of AIR_STAGE_BYTES .. cs x
- * stage budget.
+ * stage budget, cs = 1 .. AIR_CLUSTER_MAX_BLOCKS (air_radix.cu chooses).
  */
 enum {
+  AIR_CLUSTER_THREADS = 1024,
+  AIR_CLUSTER_MAX_BLOCKS = 16, /* non-portable cluster size (Hopper allows 16) */
   AIR_CLUSTER_DIGIT_BITS = 11,
   AIR_CLUSTER_BINS = 1 << AIR_CLUSTER_DIGIT_BITS,
-  AIR_CLUSTER_STASH = 3 * AIR_CLUSTER_BINS /* final phase: slotted positions, in the three histograms' space */
+  AIR_CLUSTER_GROUPS = AIR_CLUSTER_BINS / 32, /* the choice reads group sums, then one group's 32 bins */
+  AIR_CLUSTER_STASH = 2 * AIR_CLUSTER_BINS    /* final phase: slotted positions, in the two histograms' space */
 };
 
-/* Dynamic shared memory of the cluster kernel: the staged slice, then three histograms. */
+/* Dynamic shared memory of the cluster kernel: the staged slice, then two histograms. */
 __host__ __device__ __forceinline__ int64_t air_cluster_smem_bytes(int64_t slice, int64_t es) {
-  return ((slice * es + 15) & ~(int64_t)15) + 3 * AIR_CLUSTER_BINS * (int64_t)sizeof(unsigned);
+  return ((slice * es + 15) & ~(int64_t)15) + 2 * AIR_CLUSTER_BINS * (int64_t)sizeof(unsigned);
 }
 
 /* The word the cluster kernel computes keys in: 32 bits for 16- and 32-bit keys (two 16-bit keys per word). */
@@ -1258,7 +1266,7 @@ __device__ __forceinline__ void air_cluster_hist(const typename topk_key_of_widt
   const int nvec = len / V;
   const uint4* sv = (const uint4*)s_key;
 #pragma unroll 2
-  for (int v = threadIdx.x; v < nvec; v += AIR_THREADS) {
+  for (int v = threadIdx.x; v < nvec; v += AIR_CLUSTER_THREADS) {
     CT w[NW];
     air_words(sv[v], w);
 #pragma unroll
@@ -1270,20 +1278,86 @@ __device__ __forceinline__ void air_cluster_hist(const typename topk_key_of_widt
       if (!PREFIX || (x & pm[h]) == pv[h]) atomicAdd(&s_loc[d], 1u);
     }
   }
-  for (int i = nvec * V + threadIdx.x; i < len; i += AIR_THREADS) {
+  for (int i = nvec * V + threadIdx.x; i < len; i += AIR_CLUSTER_THREADS) {
     const CT x = s_key[i];
     if (!PREFIX || (x & pm[0]) == pv[0]) atomicAdd(&s_loc[(unsigned)(x >> sh[0]) & dmask], 1u);
   }
 }
 
+/*
+ * The choice of a pass from the cluster's histograms (every block's s_hist and its
+ * group sums s_grp, published before the cluster barrier): the digit of the
+ * k_rem-th best key, in two DSMEM rounds that read 64 + 32 words per block instead
+ * of the 2048 bins: (1) the 64 group sums of every block, summed, pick the group;
+ * (2) that group's 32 bins of every block, summed, pick the digit. Every block
+ * computes the same answer. s_gtot (64) and s_btot (32) are zero on entry.
+ */
+__device__ __forceinline__ void air_cluster_choose(const cooperative_groups::cluster_group& cluster, unsigned cs,
+                                                   unsigned* s_hist, unsigned* s_grp, unsigned k_rem,
+                                                   unsigned* s_gtot, unsigned* s_btot, unsigned* s_sel,
+                                                   air_choice<unsigned>* s_choice) {
+  const unsigned t = threadIdx.x, lane = t & 31;
+  if (t < cs * AIR_CLUSTER_GROUPS) {
+    const unsigned v = cluster.map_shared_rank(s_grp, t / AIR_CLUSTER_GROUPS)[t % AIR_CLUSTER_GROUPS];
+    if (v) atomicAdd(&s_gtot[t % AIR_CLUSTER_GROUPS], v);
+  }
+  if (t == 0) { /* defined even if the invariant were broken; every thread read the last choice before this pass's hist */
+    s_choice->digit = 0;
+    s_choice->greater = 0;
+    s_choice->count = 0;
+  }
+  __syncthreads();
+  if (t < 32) { /* lane l: groups 63 - 2l and 62 - 2l, best first */
+    const unsigned a = s_gtot[63 - 2 * lane], b = s_gtot[62 - 2 * lane];
+    unsigned x = a + b;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+      const unsigned y = __shfl_up_sync(0xffffffffu, x, o);
+      if ((int)lane >= o) x += y;
+    }
+    const unsigned before = x - a - b;
+    if (before < k_rem && k_rem <= before + a) {
+      s_sel[0] = 63 - 2 * lane;
+      s_sel[1] = before;
+    } else if (before + a < k_rem && k_rem <= before + a + b) {
+      s_sel[0] = 62 - 2 * lane;
+      s_sel[1] = before + a;
+    }
+  }
+  __syncthreads();
+  const unsigned g = s_sel[0], gbefore = s_sel[1];
+  if (t < cs * 32) {
+    const unsigned v = cluster.map_shared_rank(s_hist, t / 32)[g * 32 + (t % 32)];
+    if (v) atomicAdd(&s_btot[t % 32], v);
+  }
+  __syncthreads();
+  if (t < 32) { /* lane l: bin 31 - l of the group */
+    const unsigned c = s_btot[31 - lane];
+    unsigned x = c;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+      const unsigned y = __shfl_up_sync(0xffffffffu, x, o);
+      if ((int)lane >= o) x += y;
+    }
+    const unsigned before = gbefore + x - c;
+    if (before < k_rem && k_rem <= before + c) {
+      s_choice->digit = (int)(g * 32 + 31 - lane);
+      s_choice->greater = before;
+      s_choice->count = c;
+    }
+  }
+  __syncthreads();
+}
+
 template <topk_dtype DT>
-__global__ void __launch_bounds__(AIR_THREADS) air_cluster_kernel(const air_params P, const int64_t slice) {
+__global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(const air_params P, const int64_t slice) {
   typedef typename topk_dtype_traits<DT>::raw_t RawT;
   typedef typename topk_dtype_traits<DT>::key_t KeyT;
   constexpr int KB = topk_dtype_traits<DT>::bits;
   typedef typename air_cword<KB>::type CT;
   constexpr int V = 16 / (int)sizeof(RawT);
   constexpr int NW = (int)(16 / sizeof(CT));
+  constexpr int NT = AIR_CLUSTER_THREADS, NWARP = NT / 32;
   const int NP = air_num_passes(KB, AIR_CLUSTER_DIGIT_BITS);
   cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
   const unsigned rank = cluster.block_rank();
@@ -1292,11 +1366,11 @@ __global__ void __launch_bounds__(AIR_THREADS) air_cluster_kernel(const air_para
   extern __shared__ __align__(16) unsigned char air_stage_smem[];
   KeyT* s_key = (KeyT*)air_stage_smem; /* the slice's rank keys */
   unsigned* s_hist2 = (unsigned*)(air_stage_smem + ((slice * (int64_t)sizeof(KeyT) + 15) & ~(int64_t)15));
-  unsigned* s_loc = s_hist2 + 2 * AIR_CLUSTER_BINS;
-  __shared__ unsigned s_warp[AIR_WARPS];
-  __shared__ unsigned s_wcnt[2][AIR_WARPS]; /* per warp: elements taken from the front, ties */
-  __shared__ unsigned s_counts[2];          /* this block's totals, read by higher ranks */
-  __shared__ unsigned long long s_ao[2 * AIR_WARPS];
+  __shared__ unsigned s_grp2[2][AIR_CLUSTER_GROUPS]; /* per pass parity: group sums of s_hist2's halves */
+  __shared__ unsigned s_gtot[AIR_CLUSTER_GROUPS], s_btot[32], s_sel[2];
+  __shared__ unsigned s_wcnt[2][NWARP]; /* per warp: elements taken from the front, ties */
+  __shared__ unsigned s_counts[2];      /* this block's totals, read by higher ranks */
+  __shared__ unsigned long long s_ao[2 * NWARP];
   __shared__ unsigned long long s_ao_blk[2]; /* this block's AND and OR of its keys, read by every rank */
   __shared__ air_choice<unsigned> s_choice;
 
@@ -1304,7 +1378,7 @@ __global__ void __launch_bounds__(AIR_THREADS) air_cluster_kernel(const air_para
   const air_row_extent R = air_row(P, row);
   const bool smallest = P.smallest != 0;
   if (R.len <= P.k) { /* the whole cluster returns: no block touches another's memory */
-    air_copy_row<DT, unsigned>(P, row, R, (int64_t)rank * AIR_THREADS + threadIdx.x, (int64_t)cs * AIR_THREADS);
+    air_copy_row<DT, unsigned>(P, row, R, (int64_t)rank * NT + threadIdx.x, (int64_t)cs * NT);
     return;
   }
 
@@ -1315,104 +1389,126 @@ __global__ void __launch_bounds__(AIR_THREADS) air_cluster_kernel(const air_para
   const int nvec = (((uintptr_t)src) & 15) == 0 ? my_len / V : 0; /* unaligned: element by element */
   CT k_and = ~(CT)0, k_or = 0; /* over this thread's key words (16-bit keys: two per word) */
   {
-    /* UNROLL loads in flight per thread before any store: one DRAM round trip per 32 KB */
+    /* every load of a round in flight before any store: one DRAM round trip per NT x UNROLL x 16 bytes */
     constexpr int UNROLL = 8;
-    auto stage = [&](int v, const uint4& raw) {
-      const uint4 kv = air_rank_keys<DT>(raw, smallest);
-      ((uint4*)s_key)[v] = kv;
-      CT w[NW];
-      air_words(kv, w);
-#pragma unroll
-      for (int j = 0; j < NW; ++j) {
-        k_and &= w[j];
-        k_or |= w[j];
-      }
-    };
-    int v0 = 0;
-    for (; v0 + AIR_THREADS * UNROLL <= nvec; v0 += AIR_THREADS * UNROLL) {
+    for (int v0 = 0; v0 < nvec; v0 += NT * UNROLL) {
       uint4 w[UNROLL];
 #pragma unroll
-      for (int j = 0; j < UNROLL; ++j) w[j] = ((const uint4*)src)[v0 + j * AIR_THREADS + threadIdx.x];
+      for (int j = 0; j < UNROLL; ++j) {
+        const int v = v0 + j * NT + threadIdx.x;
+        if (v < nvec) w[j] = ((const uint4*)src)[v];
+      }
 #pragma unroll
-      for (int j = 0; j < UNROLL; ++j) stage(v0 + j * AIR_THREADS + threadIdx.x, w[j]);
+      for (int j = 0; j < UNROLL; ++j) {
+        const int v = v0 + j * NT + threadIdx.x;
+        if (v < nvec) {
+          const uint4 kv = air_rank_keys<DT>(w[j], smallest);
+          ((uint4*)s_key)[v] = kv;
+          CT kw[NW];
+          air_words(kv, kw);
+#pragma unroll
+          for (int e = 0; e < NW; ++e) {
+            k_and &= kw[e];
+            k_or |= kw[e];
+          }
+        }
+      }
     }
-    for (int v = v0 + threadIdx.x; v < nvec; v += AIR_THREADS) stage(v, ((const uint4*)src)[v]);
   }
-  for (int i = nvec * V + threadIdx.x; i < my_len; i += AIR_THREADS) {
+  for (int i = nvec * V + threadIdx.x; i < my_len; i += NT) {
     const KeyT key = topk_to_rank_key<DT>(src[i], smallest);
     s_key[i] = key;
     const CT kw = KB == 16 ? (CT)key * (CT)0x10001u : (CT)key; /* both halves, as in a word */
     k_and &= kw;
     k_or |= kw;
   }
-  for (int b = threadIdx.x; b < 2 * AIR_CLUSTER_BINS; b += AIR_THREADS) s_hist2[b] = 0;
+  /*
+   * The leading bits the keys share. This block's (blk_c, from its AND and OR): a pass
+   * whose digit lies within them counts the slice in one bin, without atomics (they
+   * would all hit that bin). The row's (the AND / OR of every block, read after pass
+   * 0's barrier, so no barrier of its own): when it covers pass 0's digit, the passes
+   * continue below it.
+   */
+  const CT kmask = KB == 64 ? ~(CT)0 : (CT)((1ull << KB) - 1ull);
+  unsigned long long blk_o;
+  int blk_c;
   {
     unsigned long long a = (unsigned long long)k_and, o = (unsigned long long)k_or;
     if (KB == 16) { /* fold the two halves */
       a = (a & (a >> 16)) & 0xFFFFull;
       o = (o | (o >> 16)) & 0xFFFFull;
     }
-    air_block_and_or(a, o, s_ao);
+    air_block_and_or<NWARP>(a, o, s_ao); /* synchronises: the staged slice is visible */
     if (threadIdx.x == 0) {
       s_ao_blk[0] = a;
       s_ao_blk[1] = o;
     }
+    blk_o = o;
+    blk_c = P.common_prefix && my_len > 0 ? air_common_bits<KB>(a, o) : 0;
   }
-  cluster.sync(); /* rank 0's histograms are zero before anyone adds to them; every block's AND / OR is out */
-
-  /* the leading bits every key of the row shares: the passes start below them */
   unsigned long long pk = 0;
   int level = 0;
-  {
-    unsigned long long a = ~0ull, o = 0;
-    for (unsigned r = 0; r < cs; ++r) {
-      const unsigned long long* ao = cluster.map_shared_rank(s_ao_blk, r);
-      a &= ao[0];
-      o |= ao[1];
-    }
-    level = P.common_prefix ? air_common_bits<KB>(a, o) : 0;
-    pk = level == 0 ? 0ull : (o & (KB == 64 ? ~0ull : ((1ull << KB) - 1ull))) >> (KB - level);
-  }
-  unsigned* r_hist2 = cluster.map_shared_rank(s_hist2, 0);
+  /*
+   * One cluster barrier per pass: pass q counts into half q & 1 of s_hist2 (and
+   * s_grp2[q & 1]), which the other blocks read after barrier q and before they
+   * arrive at barrier q + 1, so zeroing that half again in pass q + 2 is safe.
+   */
   unsigned k_rem = (unsigned)P.k, cand = (unsigned)R.len;
   for (int q = 0; q < NP && level < KB; ++q) {
     const int width = air_width_below(KB, AIR_CLUSTER_DIGIT_BITS, level);
-    const int nbins = 1 << width;
     const int shift = KB - level - width;
-    for (int b = threadIdx.x; b < nbins; b += AIR_THREADS) s_loc[b] = 0;
-    __syncthreads();
-    if (level == 0) air_cluster_hist<KB, false>(s_key, my_len, s_loc, 0, 0ull, shift, (unsigned)(nbins - 1));
-    else air_cluster_hist<KB, true>(s_key, my_len, s_loc, level, pk, shift, (unsigned)(nbins - 1));
-    __syncthreads();
-    unsigned* H = r_hist2 + (q & 1) * AIR_CLUSTER_BINS;
-    for (int b = threadIdx.x; b < nbins; b += AIR_THREADS) {
-      const unsigned v = s_loc[b];
-      if (v) atomicAdd(&H[b], v);
-    }
-    cluster.sync(); /* (1) the row's histogram is complete */
-    {
-      constexpr int PER = AIR_CLUSTER_BINS / AIR_THREADS;
-      unsigned v[PER];
-#pragma unroll
-      for (int j = 0; j < PER; ++j) {
-        const int b = threadIdx.x + j * AIR_THREADS;
-        v[j] = b < nbins ? H[b] : 0u;
-      }
-#pragma unroll
-      for (int j = 0; j < PER; ++j) {
-        const int b = threadIdx.x + j * AIR_THREADS;
-        if (b < nbins) s_loc[b] = v[j];
-      }
+    unsigned* s_loc = s_hist2 + (q & 1) * AIR_CLUSTER_BINS;
+    for (int b = threadIdx.x; b < AIR_CLUSTER_BINS; b += NT) s_loc[b] = 0; /* narrower digits: the top bins stay 0 */
+    if (threadIdx.x < AIR_CLUSTER_GROUPS) s_gtot[threadIdx.x] = 0;
+    if (threadIdx.x < 32) s_btot[threadIdx.x] = 0;
+    if (threadIdx.x == 0) { /* defined (in bounds) even if the invariant were broken */
+      s_sel[0] = 0;
+      s_sel[1] = 0;
     }
     __syncthreads();
-    air_choose<unsigned>(s_loc, nbins, k_rem, s_warp, &s_choice);
-    pk = (pk << width) | (unsigned long long)s_choice.digit;
-    level += width;
+    if (blk_c >= level + width) { /* block-uniform: every key of the slice has the same digit */
+      const unsigned long long top = (blk_o & (unsigned long long)kmask) >> shift; /* level + width bits */
+      if (threadIdx.x == 0 && (top >> width) == pk) s_loc[top & ((1ull << width) - 1ull)] = (unsigned)my_len;
+    } else if (level == 0) {
+      air_cluster_hist<KB, false>(s_key, my_len, s_loc, 0, 0ull, shift, (1u << width) - 1u);
+    } else {
+      air_cluster_hist<KB, true>(s_key, my_len, s_loc, level, pk, shift, (1u << width) - 1u);
+    }
+    __syncthreads();
+    { /* group sums: warp w sums groups w and w + NWARP (32 bins each) */
+      const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+      for (int g = warp; g < AIR_CLUSTER_GROUPS; g += NWARP) {
+        const unsigned s = __reduce_add_sync(0xffffffffu, s_loc[g * 32 + lane]);
+        if (lane == 0) s_grp2[q & 1][g] = s;
+      }
+    }
+    cluster.sync(); /* (1) every block's histogram of this pass is out (pass 0: and its AND / OR) */
+    int row_c = 0; /* pass 0: the row's common leading bits; lane r reads rank r, the warp folds */
+    if (q == 0 && P.common_prefix) {
+      const unsigned lane = threadIdx.x & 31;
+      unsigned long long a = ~0ull, o = 0;
+      if (lane < cs) {
+        const unsigned long long* ao = cluster.map_shared_rank(s_ao_blk, lane);
+        a = ao[0];
+        o = ao[1];
+      }
+#pragma unroll
+      for (int m = 16; m > 0; m >>= 1) {
+        a &= __shfl_xor_sync(0xffffffffu, a, m);
+        o |= __shfl_xor_sync(0xffffffffu, o, m);
+      }
+      row_c = air_common_bits<KB>(a, o);
+      if (row_c > width) pk = (o & (unsigned long long)kmask) >> (KB - row_c); /* used after the choice below */
+    }
+    air_cluster_choose(cluster, cs, s_loc, s_grp2[q & 1], k_rem, s_gtot, s_btot, s_sel, &s_choice);
+    if (row_c > width) { /* every key shares more than this digit: it was their one bin (greater 0, count len) */
+      level = row_c;
+    } else {
+      pk = (pk << width) | (unsigned long long)s_choice.digit;
+      level += width;
+    }
     k_rem -= s_choice.greater;
     cand = s_choice.count;
-    cluster.sync(); /* (2) every block has read it: rank 0 may zero it for pass q + 2 */
-    if (rank == 0)
-      for (int b = threadIdx.x; b < nbins; b += AIR_THREADS) s_hist2[(q & 1) * AIR_CLUSTER_BINS + b] = 0;
     if (cand == k_rem) break; /* early stop: every candidate is a result (same in every block) */
   }
 
@@ -1427,7 +1523,7 @@ __global__ void __launch_bounds__(AIR_THREADS) air_cluster_kernel(const air_para
   const int sh = KB - level;
   const CT klo = (CT)pk << sh;
   const CT khi = klo | (((CT)1 << sh) - 1);
-  const int n = (((my_len + AIR_THREADS - 1) / AIR_THREADS + V - 1) / V) | 1;
+  const int n = (((my_len + NT - 1) / NT + V - 1) / V) | 1;
   const int e0 = min((int)threadIdx.x * n * V, my_len), e1 = min(e0 + n * V, my_len);
   const int nfull = (e1 - e0) / V; /* whole groups of the run; the elements after them are the slice's last */
   const uint4* gv = (const uint4*)s_key + e0 / V;
@@ -1500,7 +1596,7 @@ __global__ void __launch_bounds__(AIR_THREADS) air_cluster_kernel(const air_para
   unsigned fcnt = xf - nf, tcnt = xt - nt; /* results / ties before the run in the block */
   __syncthreads();
   unsigned ftot = 0, ttot = 0;
-  for (int w = 0; w < AIR_WARPS; ++w) {
+  for (int w = 0; w < NWARP; ++w) {
     if (w < warp) {
       fcnt += s_wcnt[0][w];
       tcnt += s_wcnt[1][w];
@@ -1513,18 +1609,20 @@ __global__ void __launch_bounds__(AIR_THREADS) air_cluster_kernel(const air_para
     s_counts[1] = ttot;
   }
   cluster.sync(); /* (3) every block's totals are published */
-  unsigned bf = 0, bt = 0; /* results / ties in the slices of lower ranks */
-  for (unsigned r = 0; r < rank; ++r) {
-    const unsigned* rc = cluster.map_shared_rank(s_counts, r);
-    bf += rc[0];
-    bt += rc[1];
+  unsigned bf = 0, bt = 0; /* results / ties in the slices of lower ranks: lane r reads rank r < rank, the warp sums */
+  if ((unsigned)lane < rank) {
+    const unsigned* rc = cluster.map_shared_rank(s_counts, (unsigned)lane);
+    bf = rc[0];
+    bt = rc[1];
   }
+  bf = __reduce_add_sync(0xffffffffu, bf);
+  bt = __reduce_add_sync(0xffffffffu, bt);
   const unsigned front = (unsigned)P.k - k_rem;
   /* This block's slotted elements, in slot order: nfe results (slots bf..), then nte ties (slots front + bt..). */
   const unsigned nfe = bf < front ? min(ftot, front - bf) : 0u;
   const unsigned nte = bt < k_rem ? min(ttot, k_rem - bt) : 0u;
   const unsigned ne = nfe + nte;
-  unsigned* s_stash = s_hist2; /* the histograms are free: every block is past its last read of them */
+  unsigned* s_stash = s_hist2; /* the histograms are free: every block is past its last read of them (barrier 3) */
 
   for (unsigned rb = 0; rb < ne; rb += AIR_CLUSTER_STASH) { /* block-uniform; one round unless ne > stash */
     /*
@@ -1559,19 +1657,19 @@ __global__ void __launch_bounds__(AIR_THREADS) air_cluster_kernel(const air_para
     __syncthreads();
     /* (d) emit this round's slots with the whole block: raw values read back from the input */
     const unsigned nr = ne - rb < (unsigned)AIR_CLUSTER_STASH ? ne - rb : (unsigned)AIR_CLUSTER_STASH;
-    for (unsigned p0 = threadIdx.x; p0 < nr; p0 += 4 * AIR_THREADS) {
+    for (unsigned p0 = threadIdx.x; p0 < nr; p0 += 4 * NT) {
       unsigned ii[4];
       RawT raw[4];
 #pragma unroll
       for (int u = 0; u < 4; ++u) { /* the loads first: four in flight */
-        const unsigned p = p0 + u * AIR_THREADS;
+        const unsigned p = p0 + u * NT;
         ii[u] = p < nr ? s_stash[p] : 0u;
         raw[u] = p < nr ? src[ii[u]] : (RawT)0;
       }
 #pragma unroll
       for (int u = 0; u < 4; ++u) {
-        const unsigned p = rb + p0 + u * AIR_THREADS;
-        if (p0 + u * AIR_THREADS < nr) {
+        const unsigned p = rb + p0 + u * NT;
+        if (p0 + u * NT < nr) {
           const unsigned slot = p < nfe ? bf + p : front + bt + (p - nfe);
           air_emit(P, row, (int64_t)slot, raw[u], s_key[ii[u]], (unsigned)(lo + ii[u]));
         }

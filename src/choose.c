@@ -19,10 +19,14 @@
  *   4. 10^4 rows or more of 1000..128000 elements, k <= 1000: warp_select.
  *      h100_targets_faiss.csv: 1.3-4.9x faster than AIR in all 4 cases (k = 2048, the dsa
  *      shape, stays with AIR: h100_targets_dsa.csv, 6.3 ms against 23.5 ms).
- *   5. LLM greedy sampling: f32, k = 1, batch <= 8, rows of 128256..262144 (uniform
- *      rows): grid_select. h100_latency_llm_{air_radix,grid_select}_s6.csv (bench/latency,
- *      one run): 18.6-19.6 us against AIR's 21.2-24.8 us, faster in all 12 such shapes;
- *      at 32000 AIR is faster from batch 4, and for bf16 the two are within 2.6 %.
+ *   5. LLM greedy sampling: f32, k = 1, batch <= 8, rows of 151937..262144 (uniform
+ *      rows): grid_select. h100_latency_llm_{air_radix,auto}_s7.csv (bench/latency, one
+ *      device call, AIR's cluster kernel after its session-7 rework): at 262144
+ *      grid_select takes 19.2-19.6 us against AIR's 21.1-21.3 us (batch 1-8); at 151936
+ *      the two are within 2 %; at 128256 AIR is now 5-7 % faster (18.1-18.2 against
+ *      19.1-19.5 us), so the rule no longer starts there (session 6 measured grid_select
+ *      9-22 % faster over 128256..262144, before the rework). At 32000 AIR is faster from
+ *      batch 4, and for bf16 the two are within 2.6 % (session 6).
  *   6. otherwise AIR Top-K, else sort. (A rule sending one 16-bit row of at most 2^18 to
  *      sort, from session 1's h100_llm.csv, was dropped: AIR's cluster path now takes
  *      16.7-18.3 us on bf16 rows of 32000..262144 (batch 2..8) where sort took 35-44 us
@@ -56,7 +60,7 @@ const topk_algo_ops* topk_choose(const topk_problem* p, topk_backend backend, co
   if (uniform_rows && p->batch >= 10000 && p->n >= 1000 && p->n <= 128000 && p->k <= 1000 &&
       (ops = if_supported(TOPK_ALGO_WARP_SELECT, p, dev)))
     return ops;
-  if (uniform_rows && p->dtype == TOPK_F32 && p->k == 1 && p->batch <= 8 && p->n >= 128256 && p->n <= 262144 &&
+  if (uniform_rows && p->dtype == TOPK_F32 && p->k == 1 && p->batch <= 8 && p->n > 151936 && p->n <= 262144 &&
       (ops = if_supported(TOPK_ALGO_GRID_SELECT, p, dev)))
     return ops;
   const topk_algo_ops* sort = topk_algo_find(TOPK_BACKEND_CUDA, TOPK_ALGO_SORT);

@@ -21,7 +21,8 @@ TEST(every_choice_supports_its_problem) {
                                  .smem_per_block_optin = 227 << 10};
   static const topk_dtype dts[] = {TOPK_F32, TOPK_BF16, TOPK_F16, TOPK_F64, TOPK_I32, TOPK_U64};
   static const int64_t batches[] = {1, 7, 8, 9, 100, 132, 133, 4096, 10000, 1 << 16, 1 << 20};
-  static const int64_t ns[] = {1, 64, 100, 1000, 1024, 4096, 4097, 32000, 128000, 128001, 128255, 128256, 262144, 262145,
+  static const int64_t ns[] = {1,      64,     100,    1000,   1024,   4096,   4097,   32000,
+                               128000, 128001, 128255, 128256, 151936, 151937, 262144, 262145,
                                1 << 20, (int64_t)1 << 24, (int64_t)1 << 26, (int64_t)1 << 29, (int64_t)1 << 30};
   static const int64_t ks[] = {1, 8, 100, 128, 129, 1000, 1001, 2048, 2049, 4096, 4097, 1 << 15, (1 << 15) + 1,
                                1 << 18, (1 << 18) + 1, 1 << 20, (1 << 20) + 1};
@@ -78,7 +79,9 @@ TEST(rules_pick_the_measured_winner) {
       {{.dtype = TOPK_BF16, .batch = 1, .n = 32000, .k = 50}, TOPK_ALGO_AIR_RADIX},
       {{.batch = 64, .n = 128256, .k = 50}, TOPK_ALGO_AIR_RADIX},
       {{.batch = 1, .n = 262144, .k = 1}, TOPK_ALGO_GRID_SELECT},
-      {{.batch = 8, .n = 151936, .k = 1, .flags = TOPK_SORTED}, TOPK_ALGO_GRID_SELECT},
+      {{.batch = 8, .n = 151937, .k = 1, .flags = TOPK_SORTED}, TOPK_ALGO_GRID_SELECT},
+      {{.batch = 8, .n = 151936, .k = 1}, TOPK_ALGO_AIR_RADIX},
+      {{.batch = 1, .n = 128256, .k = 1}, TOPK_ALGO_AIR_RADIX},
       {{.batch = 8, .n = 32000, .k = 1}, TOPK_ALGO_AIR_RADIX},
       {{.dtype = TOPK_BF16, .batch = 1, .n = 262144, .k = 1}, TOPK_ALGO_AIR_RADIX},
       {{.batch = 16, .n = 262144, .k = 1}, TOPK_ALGO_AIR_RADIX},

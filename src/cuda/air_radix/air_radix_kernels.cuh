@@ -258,6 +258,27 @@ __device__ void air_copy_row(const air_params& P, int64_t row, const air_row_ext
   }
 }
 
+/* Inclusive sum of x over lanes 0..lane of the warp (all 32 lanes must call it). */
+template <typename T>
+__device__ __forceinline__ T air_warp_incl_sum(T x) {
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const T y = __shfl_up_sync(0xffffffffu, x, o);
+    if (lane >= o) x += y;
+  }
+  return x;
+}
+
+/* The AND of a and the OR of o over the warp's 32 lanes, in every lane. */
+__device__ __forceinline__ void air_warp_and_or(unsigned long long& a, unsigned long long& o) {
+#pragma unroll
+  for (int m = 16; m > 0; m >>= 1) {
+    a &= __shfl_xor_sync(0xffffffffu, a, m);
+    o |= __shfl_xor_sync(0xffffffffu, o, m);
+  }
+}
+
 /*
  * Exclusive block-wide sum of v over the AIR_THREADS threads; *total gets the sum
  * of all. Every thread must call it (it synchronises twice; s_warp is free again
@@ -266,12 +287,7 @@ __device__ void air_copy_row(const air_params& P, int64_t row, const air_row_ext
 template <typename T>
 __device__ __forceinline__ T air_block_excl_scan(T v, T* s_warp, T* total) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  T x = v;
-#pragma unroll
-  for (int o = 1; o < 32; o <<= 1) {
-    const T y = __shfl_up_sync(0xffffffffu, x, o);
-    if (lane >= o) x += y;
-  }
+  const T x = air_warp_incl_sum(v);
   if (lane == 31) s_warp[warp] = x;
   __syncthreads();
   T before = 0, all = 0;
@@ -357,11 +373,7 @@ __device__ __forceinline__ int air_cmp(KeyT key, IdxT idx, int lk, unsigned long
 template <int NWARP = AIR_WARPS>
 __device__ __forceinline__ void air_block_and_or(unsigned long long& a, unsigned long long& o,
                                                  unsigned long long* s_ao) {
-#pragma unroll
-  for (int m = 16; m > 0; m >>= 1) {
-    a &= __shfl_xor_sync(0xffffffffu, a, m);
-    o |= __shfl_xor_sync(0xffffffffu, o, m);
-  }
+  air_warp_and_or(a, o);
   if ((threadIdx.x & 31) == 0) {
     s_ao[threadIdx.x >> 5] = a;
     s_ao[NWARP + (threadIdx.x >> 5)] = o;
@@ -1296,6 +1308,7 @@ __device__ __forceinline__ void air_cluster_choose(const cooperative_groups::clu
                                                    unsigned* s_hist, unsigned* s_grp, unsigned k_rem,
                                                    unsigned* s_gtot, unsigned* s_btot, unsigned* s_sel,
                                                    air_choice<unsigned>* s_choice) {
+  static_assert(AIR_CLUSTER_GROUPS == 64, "warp 0 scans the groups two per lane");
   const unsigned t = threadIdx.x, lane = t & 31;
   if (t < cs * AIR_CLUSTER_GROUPS) {
     const unsigned v = cluster.map_shared_rank(s_grp, t / AIR_CLUSTER_GROUPS)[t % AIR_CLUSTER_GROUPS];
@@ -1309,12 +1322,7 @@ __device__ __forceinline__ void air_cluster_choose(const cooperative_groups::clu
   __syncthreads();
   if (t < 32) { /* lane l: groups 63 - 2l and 62 - 2l, best first */
     const unsigned a = s_gtot[63 - 2 * lane], b = s_gtot[62 - 2 * lane];
-    unsigned x = a + b;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-      const unsigned y = __shfl_up_sync(0xffffffffu, x, o);
-      if ((int)lane >= o) x += y;
-    }
+    const unsigned x = air_warp_incl_sum(a + b);
     const unsigned before = x - a - b;
     if (before < k_rem && k_rem <= before + a) {
       s_sel[0] = 63 - 2 * lane;
@@ -1333,12 +1341,7 @@ __device__ __forceinline__ void air_cluster_choose(const cooperative_groups::clu
   __syncthreads();
   if (t < 32) { /* lane l: bin 31 - l of the group */
     const unsigned c = s_btot[31 - lane];
-    unsigned x = c;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-      const unsigned y = __shfl_up_sync(0xffffffffu, x, o);
-      if ((int)lane >= o) x += y;
-    }
+    const unsigned x = air_warp_incl_sum(c);
     const unsigned before = gbefore + x - c;
     if (before < k_rem && k_rem <= before + c) {
       s_choice->digit = (int)(g * 32 + 31 - lane);
@@ -1492,11 +1495,7 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
         a = ao[0];
         o = ao[1];
       }
-#pragma unroll
-      for (int m = 16; m > 0; m >>= 1) {
-        a &= __shfl_xor_sync(0xffffffffu, a, m);
-        o |= __shfl_xor_sync(0xffffffffu, o, m);
-      }
+      air_warp_and_or(a, o);
       row_c = air_common_bits<KB>(a, o);
       if (row_c > width) pk = (o & (unsigned long long)kmask) >> (KB - row_c); /* used after the choice below */
     }
@@ -1580,15 +1579,7 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
     }
   }
   const unsigned nt = ng - nf;
-  unsigned xf = nf, xt = nt; /* inclusive prefix sums over the warp's lanes */
-#pragma unroll
-  for (int o = 1; o < 32; o <<= 1) {
-    const unsigned yf = __shfl_up_sync(0xffffffffu, xf, o), yt = __shfl_up_sync(0xffffffffu, xt, o);
-    if (lane >= o) {
-      xf += yf;
-      xt += yt;
-    }
-  }
+  const unsigned xf = air_warp_incl_sum(nf), xt = air_warp_incl_sum(nt); /* inclusive, over the warp's lanes */
   if (lane == 31) {
     s_wcnt[0][warp] = xf;
     s_wcnt[1][warp] = xt;

@@ -61,10 +61,11 @@ static const opt_def bench_opts[] = {
     {"algo", 'a', OPT_STRING, "LIST", "algorithms, comma-separated (default: auto and every one that supports the case)"},
     {"batch", 'b', OPT_STRING, "LIST", "rows (default 1); lists and ranges as in suites.txt"},
     {"check-limit", 0, OPT_INT, "N", "check against the exact CPU reference up to batch*n = N (default 2^20), above: cpu_select"},
+    {"check-results", 0, OPT_INT, "N", "leave results unchecked above batch*k = N (a sweep's time goes to comparing; default: check all)"},
     {"device", 0, OPT_STRING, "DEV", "cuda or cpu (default cuda when a device exists; cpu times with a wall clock)"},
     {"dist", 0, OPT_STRING, "LIST", "distributions: uniform normal radix cd equal asc desc zipf (default uniform)"},
     {"dtype", 't', OPT_STRING, "LIST", "element types: f32 f16 bf16 f64 i32 u32 i64 u64 (default f32)"},
-    {"explain", 0, OPT_FLAG, NULL, "print what auto chooses and which algorithms support each case; run nothing"},
+    {"explain", 0, OPT_FLAG, NULL, "print what auto chooses for each case and why, and which algorithms support it; run nothing"},
     {"family", 0, OPT_STRING, "NAME", "only the cases of this family of the suite"},
     {"index", 0, OPT_STRING, "TYPE", "index type: i64, i32 or none (default i64)"},
     {"k", 'k', OPT_STRING, "LIST", "results per row, e.g. 32,1024 or 2^3..2^20 or n/1000"},
@@ -77,6 +78,7 @@ static const opt_def bench_opts[] = {
     {"n", 'n', OPT_STRING, "LIST", "row length, e.g. 2^20 or 2^11..2^30"},
     {"nondeterministic", 0, OPT_FLAG, NULL, "allow any of the elements tied at the k-th value (TOPK_NONDETERMINISTIC)"},
     {"output", 'o', OPT_STRING, "CSV", "write the results to CSV (replacing it)"},
+    {"prune", 0, OPT_NUM, "X", "time once, without warm-up, an algorithm whose first warm run is over X times the case's fastest so far (default 0: off)"},
     {"reps", 'r', OPT_INT, "N", "at least N timed runs per measurement (default 20)"},
     {"resume", 0, OPT_STRING, "CSV", "skip the rows already in CSV and append the rest to it"},
     {"seed", 0, OPT_INT, "S", "seed of the input generator (default 1)"},
@@ -110,8 +112,9 @@ typedef struct bench_cfg {
   topk_index  index_type;
   int         nondet;
   int32_t     max_iter;      /* --max-iter: 0 exact; > 0 rtopk early stopping (approximate) */
-  int64_t     reps, warmup, check_limit, max_cases;
+  int64_t     reps, warmup, check_limit, check_results, max_cases;
   double      min_time, time_limit;
+  double      prune;         /* --prune: > 0 times an algorithm once when it is that much slower */
   uint64_t    seed;
   double      read_bw;       /* bytes/s; 0 on the CPU */
   int64_t     cache_bytes;   /* L2 (or CPU_CACHE_BYTES) */
@@ -683,7 +686,7 @@ static int check_approx(const topk_problem* p, const void* in, const void* value
 /* Plans, checks and times one algorithm on case c. @return the status of a failure that
  * should stop the benchmark (a CUDA error may leave the context unusable), else TOPK_SUCCESS. */
 static topk_status measure(const bench_cfg* cfg, const bench_case* c, const topk_problem* p, bench_data* d,
-                           bench_scratch* sc, bench_result* r) {
+                           bench_scratch* sc, double best_ms, bench_result* r) {
   memset(r, 0, sizeof *r);
   topk_plan* plan = NULL;
   topk_status s = topk_plan_create(&plan, p);
@@ -726,6 +729,9 @@ static topk_status measure(const bench_cfg* cfg, const bench_case* c, const topk
       snprintf(r->check, sizeof r->check, "FAIL");
     else
       snprintf(why, sizeof why, "max_iter=%d: approximate, indices and values checked", (int)p->max_iter);
+  } else if (cfg->check_results > 0 && c->batch * c->k > cfg->check_results) {
+    snprintf(r->check, sizeof r->check, "unchecked");
+    snprintf(why, sizeof why, "batch*k over --check-results %lld", (long long)cfg->check_results);
   } else if (c->batch * c->n <= cfg->check_limit) {
     snprintf(r->check, sizeof r->check, "ref");
     if (check_topk(p, d->host, NULL, sc->host_values, hidx) != 0) {
@@ -749,8 +755,34 @@ static topk_status measure(const bench_cfg* cfg, const bench_case* c, const topk
   snprintf(r->note, sizeof r->note, "%s", why);
   clean_field(r->note);
 
-  /* 2. Warm-up, rotating among the copies; its mean time sizes the timed loop. */
   int64_t next = 1;
+  /* 1b. --prune: one warm run; far slower than the case's fastest so far, it is the
+   * measurement (a sweep only needs to know such an algorithm loses, and a hopeless one,
+   * such as one warp on a 2^30 row, would otherwise take minutes of reps). */
+  if (cfg->prune > 0 && best_ms > 0 && cfg->cuda) {
+    float ms = 0;
+    s = events_reserve(2);
+    if (s == TOPK_SUCCESS) s = topk_event_record(events_[0], cfg->stream);
+    if (s == TOPK_SUCCESS) s = run_on(cfg, plan, d, next++ % d->buffers, sc, r->workspace);
+    if (s == TOPK_SUCCESS) s = topk_event_record(events_[1], cfg->stream);
+    if (s == TOPK_SUCCESS) s = topk_event_elapsed_ms(events_[0], events_[1], &ms);
+    if (s != TOPK_SUCCESS) {
+      set_error(r, "warm-up", s);
+      topk_plan_destroy(plan);
+      return s == TOPK_ERR_CUDA ? s : TOPK_SUCCESS;
+    }
+    if ((double)ms > cfg->prune * best_ms) {
+      topk_plan_destroy(plan);
+      r->reps = 1;
+      r->median_ms = r->p10_ms = r->p90_ms = r->min_ms = ms;
+      size_t used = strlen(r->note);
+      snprintf(r->note + used, sizeof r->note - used, "%spruned: one run; over %g x the fastest", used ? "; " : "", cfg->prune);
+      clean_field(r->note);
+      return TOPK_SUCCESS;
+    }
+  }
+
+  /* 2. Warm-up, rotating among the copies; its mean time sizes the timed loop. */
   double t0 = timer_now_seconds();
   if (cfg->cuda) s = events_reserve(2);
   if (s == TOPK_SUCCESS && cfg->cuda) s = topk_event_record(events_[0], cfg->stream);
@@ -970,6 +1002,8 @@ static int explain_cases(const bench_cfg* cfg, const case_list* cases) {
     topk_plan* plan = NULL;
     topk_status s = topk_plan_create(&plan, &p);
     const char* chosen = s == TOPK_SUCCESS ? topk_algo_name(topk_plan_algo(plan)) : topk_status_name(s);
+    char reason[256];
+    snprintf(reason, sizeof reason, "%s", s == TOPK_SUCCESS ? topk_plan_explain(plan) : topk_error_detail());
     topk_plan_destroy(plan);
     for (int a = 1; a < TOPK_ALGO_COUNT; ++a) {
       size_t ws = 0;
@@ -978,7 +1012,7 @@ static int explain_cases(const bench_cfg* cfg, const case_list* cases) {
       size_t used = strlen(line);
       snprintf(line + used, sizeof line - used, " %s(%.1f MB)", topk_algo_name((topk_algo)a), (double)ws / 1e6);
     }
-    printf("%-52s auto -> %-14s supported:%s\n", desc, chosen, line[0] ? line : " none");
+    printf("%-52s auto -> %-14s supported:%s\n  why: %s\n", desc, chosen, line[0] ? line : " none", reason);
   }
   return 0;
 }
@@ -1062,10 +1096,12 @@ static int run_cases(const bench_cfg* cfg, const case_list* cases, FILE* csv, co
       rc = s;
       break;
     }
+    double best_ms = 0; /* the fastest median of this case so far, for --prune */
     for (int a = 0; a < ntodo; ++a) {
       topk_problem p = problem_of(cfg, c, todo[a]);
       bench_result r;
-      topk_status fatal = measure(cfg, c, &p, &d, &sc, &r);
+      topk_status fatal = measure(cfg, c, &p, &d, &sc, best_ms, &r);
+      if (r.reps > 1 && strcmp(r.check, "FAIL") && (best_ms == 0 || r.median_ms < best_ms)) best_ms = r.median_ms;
       if (csv) write_row(csv, cfg, c, todo[a], &d, &r);
       print_row(cfg, c, todo[a], &r);
       if (strcmp(r.check, "FAIL") == 0) ++fails;
@@ -1136,12 +1172,14 @@ int cmd_bench(int argc, char** argv) {
   cfg.reps = opt_i64(&v, "reps", 20);
   cfg.warmup = opt_i64(&v, "warmup", 3);
   cfg.check_limit = opt_i64(&v, "check-limit", INT64_C(1) << 20);
+  cfg.check_results = opt_i64(&v, "check-results", 0);
   cfg.max_cases = opt_i64(&v, "max-cases", 0);
   cfg.min_time = opt_num(&v, "min-time", 0.1);
   cfg.time_limit = opt_num(&v, "time-limit", 0);
+  cfg.prune = opt_num(&v, "prune", 0);
   cfg.seed = (uint64_t)opt_i64(&v, "seed", 1);
-  if (!rc && (cfg.reps < 1 || cfg.reps > MAX_REPS || cfg.warmup < 0 || cfg.min_time < 0))
-    rc = opt_usage_error(&v, "--reps must be 1..%d, --warmup and --min-time >= 0", MAX_REPS);
+  if (!rc && (cfg.reps < 1 || cfg.reps > MAX_REPS || cfg.warmup < 0 || cfg.min_time < 0 || cfg.prune < 0))
+    rc = opt_usage_error(&v, "--reps must be 1..%d, --warmup, --min-time and --prune >= 0", MAX_REPS);
   if (!rc && opt_given(&v, "output") && opt_given(&v, "resume"))
     rc = opt_usage_error(&v, "--resume appends to its CSV; do not also give -o");
   if (rc) {

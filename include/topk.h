@@ -266,6 +266,12 @@ TOPK_API topk_status topk_plan_workspace_size(const topk_plan* plan, size_t* wor
 /** The algorithm the plan chose (for the backend it will run on). */
 TOPK_API topk_algo topk_plan_algo(const topk_plan* plan);
 /**
+ * Why the plan runs topk_plan_algo(): for TOPK_ALGO_AUTO, the rule or the measured table
+ * cell that chose it (with the interpolated cost against the fastest measured algorithm
+ * and the runner-up); otherwise "requested". Valid while the plan lives; "" for NULL.
+ */
+TOPK_API const char* topk_plan_explain(const topk_plan* plan);
+/**
  * Runs the plan; arguments as topk_select(). row_offsets: the plan's problem had
  * offsets? then the offsets for this run (non-NULL), else NULL.
  * @return as topk_select(). Same blocking behaviour as topk_select().

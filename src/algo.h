@@ -56,7 +56,9 @@ const topk_algo_ops* topk_algo_find(topk_backend backend, topk_algo algo);
 const topk_algo_ops* const* topk_algo_all(int* count);
 
 /* choose.c: the algorithm for AUTO on a backend. Never returns NULL for a valid problem. */
-const topk_algo_ops* topk_choose(const topk_problem* p, topk_backend backend, const topk_device_info* dev);
+/* AUTO's algorithm for p on backend (src/choose.c); why (may be NULL) gets the reason. */
+const topk_algo_ops* topk_choose(const topk_problem* p, topk_backend backend, const topk_device_info* dev, char* why,
+                                 size_t why_len);
 
 /* Records why the current call fails (thread-local, printf-style). @return status. */
 topk_status topk_fail(topk_status status, const char* fmt, ...)

@@ -169,12 +169,14 @@ struct topk_plan_s {
   const topk_algo_ops*    cuda;       /* NULL if the CUDA backend is excluded or absent */
   topk_device_info        dev;        /* valid when cuda != NULL */
   size_t                  cuda_workspace;
+  char                    why[256];   /* how the algorithm was chosen (topk_plan_explain) */
 };
 
 static topk_status pick_ops(const topk_problem* p, topk_backend backend, const topk_device_info* dev,
-                            const topk_algo_ops** out) {
-  const topk_algo_ops* ops =
-      p->algo == TOPK_ALGO_AUTO ? topk_choose(p, backend, dev) : topk_algo_find(backend, p->algo);
+                            const topk_algo_ops** out, char* reason, size_t reason_len) {
+  const topk_algo_ops* ops = p->algo == TOPK_ALGO_AUTO ? topk_choose(p, backend, dev, reason, reason_len)
+                                                       : topk_algo_find(backend, p->algo);
+  if (p->algo != TOPK_ALGO_AUTO && ops) snprintf(reason, reason_len, "%s: requested", ops->name);
   TOPK_RETURN_IF(!ops, TOPK_ERR_UNSUPPORTED, "algorithm '%s' is not built for the %s backend",
                  topk_algo_name(p->algo), backend == TOPK_BACKEND_CPU ? "CPU" : "CUDA");
   char why[256] = "";
@@ -201,13 +203,15 @@ static topk_status plan_init(struct topk_plan_s* plan, const topk_problem* p) {
     int ordinal = 0;
     TOPK_FORWARD_IF_ERROR(topk_cuda_get_device(&ordinal));
     TOPK_FORWARD_IF_ERROR(topk_cuda_device_info(ordinal, &plan->dev));
-    s = pick_ops(p, TOPK_BACKEND_CUDA, &plan->dev, &plan->cuda);
+    s = pick_ops(p, TOPK_BACKEND_CUDA, &plan->dev, &plan->cuda, plan->why, sizeof plan->why);
     if (s == TOPK_SUCCESS) s = plan->cuda->workspace_size(p, &plan->dev, &plan->cuda_workspace);
     if (s != TOPK_SUCCESS && p->backend == TOPK_BACKEND_CUDA) return s;
     if (s != TOPK_SUCCESS) plan->cuda = NULL; /* AUTO: the CPU may still serve host pointers */
   }
   if (want_cpu) {
-    topk_status c = pick_ops(p, TOPK_BACKEND_CPU, NULL, &plan->cpu);
+    char cpu_why[sizeof plan->why];
+    topk_status c = pick_ops(p, TOPK_BACKEND_CPU, NULL, &plan->cpu, cpu_why, sizeof cpu_why);
+    if (c == TOPK_SUCCESS && !plan->cuda) memcpy(plan->why, cpu_why, sizeof cpu_why);
     if (c != TOPK_SUCCESS && !plan->cuda) return c;
     if (c != TOPK_SUCCESS) plan->cpu = NULL;
   }
@@ -389,6 +393,8 @@ topk_status topk_plan_workspace_size(const topk_plan* plan, size_t* workspace_by
   *workspace_bytes = plan->cuda ? plan->cuda_workspace : 0;
   return TOPK_SUCCESS;
 }
+
+const char* topk_plan_explain(const topk_plan* plan) { return plan ? plan->why : ""; }
 
 topk_algo topk_plan_algo(const topk_plan* plan) {
   if (!plan) return TOPK_ALGO_AUTO;

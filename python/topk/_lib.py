@@ -195,6 +195,7 @@ topk_select = _fn(
 topk_plan_create = _fn("topk_plan_create", topk_status, POINTER(topk_plan_p), POINTER(topk_problem))
 topk_plan_workspace_size = _fn("topk_plan_workspace_size", topk_status, topk_plan_p, POINTER(c_size_t))
 topk_plan_algo = _fn("topk_plan_algo", topk_algo, topk_plan_p)
+topk_plan_explain = _fn("topk_plan_explain", c_char_p, topk_plan_p)
 topk_plan_run = _fn(
     "topk_plan_run",
     topk_status,

@@ -8,7 +8,8 @@
  *   - off the grid, problems crossing every limit (dtypes, batch 1..2^20, rows 1..2^30 and
  *     their neighbours, k up to the row length, sorted or not, offsets, max_iter) get an
  *     algorithm that supports them;
- *   - the rules before the table: max_iter, offsets; and every choice says why.
+ *   - the rules before the table: max_iter, offsets; and every choice says why (also through
+ *     topk_plan_explain).
  * Skips (77) in builds without the CUDA backend (AUTO is then cpu_select, which takes all).
  */
 #include <stdio.h>
@@ -189,7 +190,22 @@ TEST(rules_before_the_table) {
   return TEST_OK;
 }
 
+/* topk_plan_explain: the reason, through the public API (the CPU backend: no device needed). */
+TEST(plans_say_why) {
+  ASSERT_TRUE(strcmp(topk_plan_explain(NULL), "") == 0);
+  topk_problem p = {.batch = 2, .n = 100, .k = 5, .backend = TOPK_BACKEND_CPU};
+  topk_plan* plan = NULL;
+  ASSERT_EQ_I64(topk_plan_create(&plan, &p), TOPK_SUCCESS);
+  ASSERT_TRUE(strstr(topk_plan_explain(plan), "cpu_select") != NULL);
+  topk_plan_destroy(plan);
+  p.algo = TOPK_ALGO_SORT;
+  ASSERT_EQ_I64(topk_plan_create(&plan, &p), TOPK_SUCCESS);
+  ASSERT_TRUE(strstr(topk_plan_explain(plan), "requested") != NULL);
+  topk_plan_destroy(plan);
+  return TEST_OK;
+}
+
 #define LIST(X)                                                                                    \
   X(every_choice_supports_its_problem) X(every_table_point_gets_a_supporting_algorithm)            \
-  X(table_points_choose_their_measured_winner) X(rules_before_the_table)
+  X(table_points_choose_their_measured_winner) X(rules_before_the_table) X(plans_say_why)
 TEST_MAIN(LIST)

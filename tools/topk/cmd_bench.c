@@ -8,6 +8,8 @@
  *   - one run with poisoned outputs is copied back and checked: against the exact
  *     CPU reference (tests/check.h) when batch * n is small, else against the CPU
  *     fast path (cpu_select, computed once per case) with an exact comparison;
+ *   - --prune X (sweeps): an algorithm whose warm run is over X times the case's fastest
+ *     so far is recorded with that one run;
  *   - warm-up runs, then >= --reps timed runs (more while under --min-time), each
  *     between two CUDA events recorded back to back on one stream, so per-run
  *     times give median, p10 and p90; --device cpu uses a wall clock instead;

@@ -15,7 +15,7 @@ when the case asks for sorted output, else the faster of its sorted and unsorted
 
 Prints, per family and overall: cases, regret median and worst, cases over 1.3, the
 geometric mean of the speedup over torch.topk and the cases where AUTO is slower.
-Standard library only.
+--plot PNG draws both per family (needs matplotlib; the rest is standard library only).
 """
 import argparse
 import csv
@@ -64,6 +64,7 @@ def main():
     ap.add_argument("--peers")
     ap.add_argument("--md")
     ap.add_argument("--worst", type=int, default=10, help="list the N worst cases (default 10)")
+    ap.add_argument("--plot", help="PNG: regret per case and speedup over torch.topk, per family")
     args = ap.parse_args()
     cases, chosen = load_bench(args.bench_csv)
     peers = load_peers(args.peers) if args.peers else {}
@@ -113,6 +114,39 @@ def main():
     if args.md:
         with open(args.md, "w") as f:
             f.write(out + "\n" + "\n".join(extra) + "\n")
+    if args.plot:
+        plot(args.plot, families, regret, peers)
+
+
+def plot(path, families, regret, peers):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (a, b) = plt.subplots(1, 2, figsize=(12, 4.2))
+    for i, fam in enumerate(families):
+        regs = [r for k, (r, _) in regret.items() if k[0] == fam]
+        a.scatter([i] * len(regs), regs, s=12, alpha=0.6, color="tab:blue")
+        sp = [peers[k][0] / peers[k][1] for k in peers if k[0] == fam]
+        if sp:
+            b.bar(i, math.exp(statistics.mean(math.log(x) for x in sp)), color="tab:green")
+            b.scatter([i] * len(sp), sp, s=8, alpha=0.5, color="black")
+    for ax in (a, b):
+        ax.set_xticks(range(len(families)))
+        ax.set_xticklabels(families, rotation=30)
+        ax.grid(True, axis="y", alpha=0.3)
+    a.axhline(1.3, color="tab:red", linestyle="--", linewidth=1, label="1.3 (worst allowed)")
+    a.axhline(1.05, color="tab:orange", linestyle=":", linewidth=1, label="1.05 (median allowed)")
+    a.set_ylabel("AUTO time / fastest algorithm's")
+    a.set_title("AUTO's regret per case")
+    a.legend(fontsize=8)
+    b.set_yscale("log")
+    b.axhline(1.0, color="tab:red", linestyle="--", linewidth=1)
+    b.set_ylabel("torch.topk time / AUTO time")
+    b.set_title("speedup over torch.topk (bar: geometric mean; dots: cases)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
 
 
 if __name__ == "__main__":

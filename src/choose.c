@@ -77,12 +77,27 @@ static int point_measured(const uint16_t* c) {
 
 static double log2_of(int64_t v) { return v > 1 ? log2((double)v) : 0.0; }
 
+/* Which table columns support the problem, asked of each algorithm only when its cost
+ * could win: topk_select() chooses on every call, and most columns never need asking. */
+typedef struct column_support {
+  const topk_problem*      p;
+  const topk_device_info*  dev;
+  signed char              known[CHOOSE_ALGOS]; /* -1 unknown, 0 no, 1 yes */
+  const topk_algo_ops*     ops[CHOOSE_ALGOS];
+} column_support;
+
+static int supported(column_support* cs, int a) {
+  if (cs->known[a] < 0) cs->known[a] = (cs->ops[a] = if_supported(choose_algo[a], cs->p, cs->dev)) != 0;
+  return cs->known[a];
+}
+
 /*
- * The table's choice for p among the columns in ok[], or -1. *cost: its interpolated cost
- * (log2 of time over the fastest, in table units); *second: the runner-up's column or -1.
+ * The table's choice for p among the columns that support it, or -1. *cost: its
+ * interpolated cost (log2 of time over the fastest, in table units); *second: the
+ * runner-up's column or -1.
  */
-static int table_pick(const choose_plane* t, const topk_problem* p, const int ok[CHOOSE_ALGOS], double* cost,
-                      int* second, double* second_cost) {
+static int table_pick(const choose_plane* t, const topk_problem* p, column_support* cs, double* cost, int* second,
+                      double* second_cost) {
   const double q[3] = {log2_of(p->batch), log2_of(p->n), log2_of(p->k)};
   const int8_t* axes[3] = {t->lb, t->ln, t->lk};
   const int counts[3] = {t->nb, t->nn, t->nk};
@@ -109,7 +124,6 @@ static int table_pick(const choose_plane* t, const topk_problem* p, const int ok
   *second = -1;
   for (int strict = 1; strict >= 0 && best < 0; --strict) {
     for (int a = 0; a < CHOOSE_ALGOS; ++a) {
-      if (!ok[a]) continue;
       double s = 0.0, ws = 0.0;
       int missing = 0;
       for (int i = 0; i < corners; ++i) {
@@ -123,11 +137,12 @@ static int table_pick(const choose_plane* t, const topk_problem* p, const int ok
       if ((strict && missing) || ws <= 0.0) continue;
       s /= ws;
       if (best < 0 || s < *cost) {
+        if (!supported(cs, a)) continue;
         *second = best;
         *second_cost = *cost;
         best = a;
         *cost = s;
-      } else if (*second < 0 || s < *second_cost) {
+      } else if ((*second < 0 || s < *second_cost) && supported(cs, a)) {
         *second = a;
         *second_cost = s;
       }
@@ -141,10 +156,11 @@ static int table_pick(const choose_plane* t, const topk_problem* p, const int ok
       for (int ik = 0; ik < t->nk; ++ik) {
         const uint16_t* pc = point_costs(t, ib, in, ik);
         const double d = fabs(q[0] - t->lb[ib]) + fabs(q[1] - t->ln[in]) + fabs(q[2] - t->lk[ik]);
+        if (best >= 0 && d >= nearest) continue;
         int here = -1;
         for (int a = 0; a < CHOOSE_ALGOS; ++a)
-          if (ok[a] && pc[a] != CHOOSE_UNMEASURED && (here < 0 || pc[a] < pc[here])) here = a;
-        if (here >= 0 && (best < 0 || d < nearest)) {
+          if (pc[a] != CHOOSE_UNMEASURED && (here < 0 || pc[a] < pc[here]) && supported(cs, a)) here = a;
+        if (here >= 0) {
           best = here;
           nearest = d;
           *cost = pc[here];
@@ -167,12 +183,12 @@ const topk_algo_ops* topk_choose(const topk_problem* p, topk_backend backend, co
   }
   if (p->row_offsets == 0) {
     const choose_plane* t = find_plane(topk_key_bits(p->dtype), (p->flags & TOPK_SORTED) != 0);
-    int ok[CHOOSE_ALGOS];
-    const topk_algo_ops* col_ops[CHOOSE_ALGOS];
-    for (int a = 0; a < CHOOSE_ALGOS; ++a) ok[a] = (col_ops[a] = if_supported(choose_algo[a], p, dev)) != 0;
+    column_support cs = {.p = p, .dev = dev};
+    memset(cs.known, -1, sizeof cs.known);
+    const topk_algo_ops* const* col_ops = cs.ops;
     double cost = 0.0, second_cost = 0.0;
     int second = -1;
-    const int pick = t ? table_pick(t, p, ok, &cost, &second, &second_cost) : -1;
+    const int pick = t ? table_pick(t, p, &cs, &cost, &second, &second_cost) : -1;
     if (pick >= 0) {
       if (why && why_len) {
         int used = snprintf(why, why_len, "%s: table %d-bit %s%s, interpolated %.2fx the fastest", col_ops[pick]->name,

@@ -8,7 +8,7 @@
  * multiset, the reference's index set unless TOPK_NONDETERMINISTIC, order when
  * TOPK_SORTED, padding for rows shorter than k.
  *
- * Every path of the implementation is covered: TOPK_AIR_PATH=one|multi|fused|cluster|adaptive
+ * Every path of the implementation is covered: TOPK_AIR_PATH=one|multi|fused|cluster|adaptive|rows
  * forces one (air_radix.cu); without it the shape decides. TOPK_AIR_ALPHA changes the
  * buffering threshold, to reach both "always buffer" and "never buffer".
  *
@@ -36,6 +36,8 @@ typedef struct air_case {
   const char*    path;          /* "one", "multi", or NULL: the algorithm decides */
   const char*    alpha;         /* TOPK_AIR_ALPHA, or NULL for the default */
   const char*    cluster_cs;    /* TOPK_AIR_CLUSTER_CS, or NULL: the launch decides */
+  const char*    rows_cap;      /* TOPK_AIR_ROWS_CAP (ROWS candidate buffer), or NULL for the default */
+  const char*    rows_bits;     /* TOPK_AIR_ROWS_FIRST_BITS, or NULL for the default */
   int            lib_workspace; /* pass no workspace: the library allocates it */
 } air_case;
 
@@ -51,7 +53,11 @@ static int run_case(const air_case* a) {
                       .index_type = a->index_type,
                       .gen = a->gen,
                       .offsets = a->offsets,
-                      .env = {{"TOPK_AIR_PATH", a->path}, {"TOPK_AIR_ALPHA", a->alpha}, {"TOPK_AIR_CLUSTER_CS", a->cluster_cs}},
+                      .env = {{"TOPK_AIR_PATH", a->path},
+                              {"TOPK_AIR_ALPHA", a->alpha},
+                              {"TOPK_AIR_CLUSTER_CS", a->cluster_cs},
+                              {"TOPK_AIR_ROWS_CAP", a->rows_cap},
+                              {"TOPK_AIR_ROWS_FIRST_BITS", a->rows_bits}},
                       .lib_workspace = a->lib_workspace};
   return gpu_case_run(&c, test_seed());
 }
@@ -64,8 +70,8 @@ static int run_case(const air_case* a) {
     ASSERT_EQ_I64(run_case(&c_), 0);                    \
   } while (0)
 
-/* The four paths; "one" serves short rows (the tests give it short rows). */
-static const char* const paths[] = {"multi", "one", "fused", "cluster"};
+/* The paths; "one" serves short rows (the tests give it short rows). */
+static const char* const paths[] = {"multi", "one", "fused", "cluster", "rows"};
 #define NPATHS COUNT(paths)
 
 /* ------------------------------------------------------------------ tests */
@@ -110,6 +116,10 @@ TEST(sanitizer_small) {
   static const int64_t off_ad[] = {0, 2000, 402000};
   RUN(.dtype = TOPK_F32, .batch = 2, .n = 402000, .k = 100, .flags = TOPK_SORTED, .gen = {.dist = GEN_UNIFORM},
       .offsets = off_ad, .path = "adaptive");
+  /* the rows path: buffered from pass 1; with a tiny buffer, ties broken over global memory */
+  RUN(.dtype = TOPK_F32, .batch = 3, .n = 20000, .k = 100, .gen = {.dist = GEN_NORMAL}, .path = "rows");
+  RUN(.dtype = TOPK_BF16, .batch = 3, .n = 9001, .k = 300, .ld = 9003, .flags = TOPK_SORTED,
+      .gen = {.dist = GEN_ZIPF}, .path = "rows", .rows_cap = "64");
   /* the race_one_block shape once, so that racecheck covers the one-block kernel on it */
   RUN(.dtype = TOPK_BF16, .batch = 56, .n = 2067, .k = 1795, .index_type = TOPK_INDEX_I64,
       .gen = {.dist = GEN_NORMAL, .nan_fraction = 0.1, .inf_fraction = 0.1}, .path = "one");
@@ -504,6 +514,41 @@ TEST(cluster_sizes) {
   return TEST_OK;
 }
 
+/*
+ * The ROWS path (a block per row, streamed): every distribution with the candidate buffer
+ * at its default, tiny (cap 64: passes re-read the row until few candidates are left, and
+ * ties are broken by index passes over global memory) and large; first digits of 8 and 13
+ * bits; unaligned rows (odd ld); and a batch that takes ROWS unforced (>= 2 rows per SM).
+ */
+TEST(rows_path) {
+  static const topk_dtype dts[] = {TOPK_F32, TOPK_BF16, TOPK_F64, TOPK_I32};
+  static const char* const caps[] = {NULL, "64", "16384"};
+  SKIP_WITHOUT_GPU();
+  for (int d = 0; d < COUNT(dts); ++d)
+    for (int g = 0; g < gpu_case_dist_count; ++g)
+      for (int c = 0; c < COUNT(caps); ++c) {
+        const unsigned flags = (g + c) & 1 ? TOPK_SMALLEST : 0u;
+        RUN(.dtype = dts[d], .batch = 3, .n = 20000, .k = 100, .flags = flags, .gen = gpu_case_dists[g],
+            .path = "rows", .rows_cap = caps[c]);
+        RUN(.dtype = dts[d], .batch = 2, .n = 20000, .k = 7000, .flags = flags | TOPK_SORTED, .gen = gpu_case_dists[g],
+            .path = "rows", .rows_cap = caps[c]);
+      }
+  static const char* const bits[] = {"8", "13"};
+  for (int b = 0; b < 2; ++b)
+    for (int d = 0; d < COUNT(dts); ++d) {
+      RUN(.dtype = dts[d], .batch = 4, .n = 50000, .k = 1000, .gen = {.dist = GEN_UNIFORM}, .path = "rows",
+          .rows_bits = bits[b]);
+      RUN(.dtype = dts[d], .batch = 4, .n = 50000, .k = 1, .flags = TOPK_SMALLEST, .gen = {.dist = GEN_ZIPF},
+          .path = "rows", .rows_bits = bits[b], .rows_cap = "64");
+    }
+  RUN(.dtype = TOPK_F32, .batch = 7, .n = 30001, .k = 999, .ld = 30003, .gen = {.dist = GEN_NORMAL}, .path = "rows");
+  RUN(.dtype = TOPK_BF16, .batch = 7, .n = 30001, .k = 999, .ld = 30007, .flags = TOPK_SORTED,
+      .gen = {.dist = GEN_ALL_EQUAL}, .path = "rows", .rows_cap = "100");
+  RUN(.dtype = TOPK_F32, .batch = 300, .n = 20000, .k = 1000, .gen = {.dist = GEN_UNIFORM});
+  RUN(.dtype = TOPK_BF16, .batch = 600, .n = 40000, .k = 2048, .flags = TOPK_SORTED, .gen = {.dist = GEN_NORMAL});
+  return TEST_OK;
+}
+
 /* Large single rows: the whole GPU on one row. */
 TEST(large_n) {
   SKIP_WITHOUT_GPU();
@@ -535,5 +580,6 @@ TEST(large_n) {
   X(cluster_sizes)        \
   X(adaptive_rows)        \
   X(common_prefix)        \
+  X(rows_path)            \
   X(large_n)
 TEST_MAIN(LIST)

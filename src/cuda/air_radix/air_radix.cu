@@ -3,7 +3,7 @@
  * workspace layout and the launch sequence. The kernels and their invariants are
  * in air_radix_kernels.cuh.
  *
- * Five paths, chosen from the problem's shape alone (identically in workspace_size
+ * Six paths, chosen from the problem's shape alone (identically in workspace_size
  * and run):
  *   ONE-BLOCK  rows of average length <= AIR_STAGE_BYTES / element size (8192 f32,
  *              16384 f16/bf16, 4096 f64): one thread block per row, the row staged
@@ -17,6 +17,10 @@
  *              pass of MULTI in one cooperative launch (air_fused_kernel), passes
  *              separated by a per-row barrier instead of a kernel boundary; the
  *              kernel zeroes its own histograms. One launch instead of 4 to 8.
+ *   ROWS       uniform rows longer than ONE-BLOCK stages, at least one row per SM
+ *              (four for 16-bit keys): one block per row streams it from
+ *              global memory, histogram and candidate buffer in shared memory
+ *              (air_rows_kernels.cuh); one launch, no workspace but the sorted part.
  *   CLUSTER    on Hopper, uniform rows (or one row given by offsets) above the ONE-BLOCK size and at
  *              most 8 x AIR_CLUSTER_MAX_SLICE_BYTES:
  *              a thread-block cluster of 1, 2, 4 or 8 blocks (1024 threads each) per
@@ -64,9 +68,12 @@
  *            the key is 64-bit or n >= 2^31), batch + 1 segment offsets (8 bytes,
  *            batch > 1) and CUB's temporary storage.
  *   ONE-BLOCK: only the sorted part, and none when the kernel sorts (AIR_OUT_BLOCK).
+ *   ROWS, CLUSTER: only the sorted part.
  *
- * Sorted output (TOPK_SORTED): the selection writes sort keys instead of results;
- * CUB radix-sorts each row's k of them (DeviceRadixSort for batch 1, with 64-bit
+ * Sorted output (TOPK_SORTED): the selection writes sort keys instead of results.
+ * Composite keys (below) with k <= AIR_SEGSORT_MAX: one block per row sorts them in
+ * shared memory and writes the outputs (air_segsort_kernel; workspace: batch x k x 8
+ * bytes). Otherwise CUB radix-sorts each row's k of them (DeviceRadixSort for batch 1, with 64-bit
  * counts; DeviceSegmentedRadixSort otherwise); a decode kernel writes the indices
  * and reads the values back from the input (exact bits: NaN payloads survive).
  *   key <= 32 bits and n < 2^31: one u64 per result, (~rankkey << (ib+1)) | index,
@@ -86,7 +93,9 @@
  * passes start at the top bit instead of below the bits every key of the row shares),
  * TOPK_AIR_CLUSTER_CS=1|2|4|8|16 (the CLUSTER path's blocks per row, where at least the
  * plan's), TOPK_AIR_MIN_TILES (MULTI / FUSED tiles per block at least, default 4 / 1)
- * and TOPK_AIR_PATH=one|multi|fused|cluster|adaptive (force a path; tests use it).
+ * TOPK_AIR_ROWS_CAP (ROWS candidate buffer entries, 1..16384; default 4096, 2048 for
+ * 64-bit keys), TOPK_AIR_ROWS_FIRST_BITS (ROWS first digit, 8..13, default 11)
+ * and TOPK_AIR_PATH=one|multi|fused|cluster|adaptive|rows (force a path; tests use it).
  *
  * run() never allocates, synchronises or copies to the host; every launch is
  * checked with cudaGetLastError (TOPK_CUDA_TRY_LAUNCH).
@@ -105,6 +114,7 @@
 #include "../common/workspace.h"
 #include "../common/keys.cuh"
 #include "air_radix_kernels.cuh"
+#include "air_rows_kernels.cuh"
 
 /* ------------------------------------------------------------------ tuning */
 
@@ -138,6 +148,18 @@ static const int AIR_CLUSTER_GROW_MAX = 8;
  * with the kernel's static shared memory (< 2.2 KB) it stays under the 48 KB that needs no
  * opt-in. f32 rows of 8192 (32 KB staged): k <= 1024 (k <= 512 when n >= 2^31). */
 static const int64_t AIR_BLOCK_SORT_MAX = 2048;
+/* ROWS: candidate buffer entries per block (rank key + 32-bit index each): 40 KB of shared
+ * memory with the 8 KB histogram for keys up to 32 bits, so that 5 blocks fit an SM */
+static const int64_t AIR_ROWS_CAP = 4096;
+static const int64_t AIR_ROWS_CAP_64 = 2048;
+static const int AIR_ROWS_FIRST_BITS = 11;
+/* ROWS by default from this many rows per SM (every SM has whole rows to stream). Measured
+ * (docs/perf-notes.md v0.9): at 256 rows (1.9 per SM) ROWS beats CLUSTER for f32 (151936,
+ * k = 1024, sorted: 0.26 against 0.36 ms) but not for bf16 (0.29 against 0.19 ms), whose
+ * per-element work in the streamed passes is the same for half the bytes; at 4096 rows it
+ * wins for both (bf16 131072, k = 2048: 2.48 against 5.04 ms). */
+static const int64_t AIR_ROWS_MIN_ROWS_PER_SM = 1;
+static const int64_t AIR_ROWS_MIN_ROWS_PER_SM_16 = 4; /* 16-bit keys */
 static const int64_t AIR_ONE_SMEM_BUDGET = 45056;
 enum { MAX_PASSES = AIR_MAX_PASSES };
 
@@ -151,6 +173,10 @@ typedef struct air_layout {
   size_t cluster_smem;
   int fused;            /* MULTI passes in one cooperative launch (air_fused_kernel) */
   int adaptive;         /* ADAPTIVE: the one-block kernel (stage_cap), then FUSED on the rows it left */
+  int rows;             /* ROWS: air_rows_kernel, a block per row streaming it (rows_first_bits, rows_cap) */
+  int rows_first_bits;
+  int64_t rows_cap;
+  size_t rows_smem;
   int key_bits;         /* 16, 32, 64 */
   int es;               /* element bytes */
   int idx64;            /* IdxT is unsigned long long */
@@ -167,6 +193,7 @@ typedef struct air_layout {
   int64_t buf_elems;    /* MULTI: elements per candidate buffer */
   int64_t stage_cap;    /* ONE-BLOCK: staged row length */
   int bsort_m;          /* ONE-BLOCK sorted in the kernel (AIR_OUT_BLOCK): sort slots per row; else 0 */
+  int segsort_m;        /* sorted by air_segsort_kernel (composite keys, k <= AIR_SEGSORT_MAX): its m; else 0 */
   size_t one_smem;      /* ONE-BLOCK: dynamic shared memory per block */
   int sort_pairs_first_bits, sort_pairs_second_bits, sort_keys_bits;
   size_t cub_bytes;
@@ -224,7 +251,20 @@ static int64_t env_alpha(void) {
   return a >= 2 ? (int64_t)a : AIR_ALPHA;
 }
 
-enum { PATH_CHOOSE = -1, PATH_MULTI = 0, PATH_ONE = 1, PATH_FUSED = 2, PATH_CLUSTER = 3, PATH_ADAPTIVE = 4 };
+/* TOPK_AIR_ROWS_CAP / TOPK_AIR_ROWS_FIRST_BITS: the ROWS path's candidate buffer and first digit (measurement, tests) */
+static int64_t env_rows_cap(int64_t dflt) {
+  const char* s = getenv("TOPK_AIR_ROWS_CAP");
+  const long long c = s && *s ? atoll(s) : 0;
+  return c >= 1 && c <= 16384 ? (int64_t)c : dflt;
+}
+static int env_rows_first_bits(void) {
+  const char* s = getenv("TOPK_AIR_ROWS_FIRST_BITS");
+  const int b = s && *s ? atoi(s) : 0;
+  return b >= AIR_ROWS_MIN_FIRST_BITS && b <= AIR_ROWS_MAX_FIRST_BITS ? b : AIR_ROWS_FIRST_BITS;
+}
+
+enum { PATH_CHOOSE = -1, PATH_MULTI = 0, PATH_ONE = 1, PATH_FUSED = 2, PATH_CLUSTER = 3, PATH_ADAPTIVE = 4,
+       PATH_ROWS = 5 };
 static int env_path(void) {
   const char* s = getenv("TOPK_AIR_PATH");
   if (!s) return PATH_CHOOSE;
@@ -233,6 +273,7 @@ static int env_path(void) {
   if (strcmp(s, "fused") == 0) return PATH_FUSED;
   if (strcmp(s, "cluster") == 0) return PATH_CLUSTER;
   if (strcmp(s, "adaptive") == 0) return PATH_ADAPTIVE;
+  if (strcmp(s, "rows") == 0) return PATH_ROWS;
   return PATH_CHOOSE;
 }
 
@@ -275,7 +316,8 @@ static int cluster_shape(int64_t len, int es, int* cs, int64_t* slice) {
 }
 
 /*
- * ONE-BLOCK for short rows; else CLUSTER (Hopper) for rows that fit the shared
+ * ONE-BLOCK for short rows; else ROWS for uniform rows, AIR_ROWS_MIN_ROWS_PER_SM or
+ * more per SM (forced ROWS with offsets works too); else CLUSTER (Hopper) for rows that fit the shared
  * memory of a cluster (uniform rows, or one row given by offsets: it lies within the
  * n-element buffer; with more rows by offsets the longest row is unknown);
  * else FUSED when every row can have a resident block (batch <= SM count: at least
@@ -297,12 +339,17 @@ static int choose_path(const topk_problem* p, const topk_device_info* dev, int e
   const int fits_cluster = dev && dev->cc_major >= 9 && (!p->row_offsets || p->batch == 1) &&
                            cluster_shape(p->n, es, &cs, &slice);
   const int fits_adaptive = dev && dev->cc_major >= 9 && p->row_offsets && fits_fused;
+  const int fits_rows = p->n <= (int64_t)UINT32_MAX; /* 32-bit counts and indices in the kernel */
   if (forced == PATH_ONE || forced == PATH_MULTI) return forced;
+  if (forced == PATH_ROWS) return fits_rows ? PATH_ROWS : PATH_MULTI;
   if (forced == PATH_FUSED) return fits_fused ? PATH_FUSED : PATH_MULTI;
   if (forced == PATH_CLUSTER && fits_cluster) return PATH_CLUSTER;
   if (forced == PATH_ADAPTIVE && fits_adaptive) return PATH_ADAPTIVE;
   const int64_t avg = p->row_offsets ? (p->batch > 0 ? p->n / p->batch : p->n) : p->n;
   if (avg <= AIR_STAGE_BYTES / es) return PATH_ONE;
+  if (fits_rows && !p->row_offsets &&
+      p->batch >= (es == 2 ? AIR_ROWS_MIN_ROWS_PER_SM_16 : AIR_ROWS_MIN_ROWS_PER_SM) * sms)
+    return PATH_ROWS;
   if (fits_cluster) return PATH_CLUSTER;
   if (fits_adaptive && (p->flags & TOPK_INTERNAL_SHORT_ROWS)) return PATH_ADAPTIVE;
   return fits_fused && p->batch * avg <= AIR_FUSED_MAX_ELEMS ? PATH_FUSED : PATH_MULTI;
@@ -333,6 +380,12 @@ static topk_status plan_layout(const topk_problem* p, const topk_device_info* de
     L->one_smem = (size_t)air_one_smem_bytes(L->stage_cap, L->es, 0, 0);
   }
   L->fused = path == PATH_FUSED || L->adaptive;
+  L->rows = path == PATH_ROWS;
+  if (L->rows) {
+    L->rows_first_bits = env_rows_first_bits();
+    L->rows_cap = env_rows_cap(L->es == 8 ? AIR_ROWS_CAP_64 : AIR_ROWS_CAP);
+    L->rows_smem = (size_t)air_rows_smem_bytes(L->rows_first_bits, L->rows_cap, L->es);
+  }
   const int sorted = (p->flags & TOPK_SORTED) != 0;
   if (!sorted) {
     L->out_mode = AIR_OUT_DIRECT;
@@ -346,8 +399,9 @@ static topk_status plan_layout(const topk_problem* p, const topk_device_info* de
   size_t total = 0;
   int ok = 1;
 
-  if (L->cluster) {
-    /* nothing: the row lives in the cluster's shared memory (sorted output: the CUB part below) */
+  if (L->cluster || L->rows) {
+    /* nothing: the row lives in the cluster's shared memory, or ROWS keeps its state in the
+     * block's (sorted output: the CUB part below) */
   } else if (!L->one_block) {
     /* Pass table: key passes, then index passes (deterministic). */
     const int db = env_digit_bits();
@@ -406,7 +460,13 @@ static topk_status plan_layout(const topk_problem* p, const topk_device_info* de
     L->one_smem = (size_t)air_one_smem_bytes(L->stage_cap, L->es, L->bsort_m, (int64_t)isz);
   }
 
-  if (sorted && L->bsort_m == 0) {
+  if (sorted && L->bsort_m == 0 && L->out_mode == AIR_OUT_COMPOSITE && p->k <= AIR_SEGSORT_MAX) {
+    /* a block per row sorts its k composite keys and writes the outputs (air_segsort_kernel) */
+    int m = 1;
+    while (m < p->k) m <<= 1;
+    L->segsort_m = m;
+    ok = ok && topk_ws_add_part(&total, &L->sk[0], (uint64_t)(p->batch * p->k), 8);
+  } else if (sorted && L->bsort_m == 0) {
     const int64_t items = p->batch * p->k;
     TOPK_RETURN_IF(p->batch > 1 && items > INT_MAX, TOPK_ERR_UNSUPPORTED,
                    "air_radix: sorted output of %lld x %lld results (at most 2^31 - 1 in all over several rows)",
@@ -589,10 +649,27 @@ static topk_status launch_one_block(const air_layout* L, air_params P, int64_t b
   return TOPK_SUCCESS;
 }
 
+/* ROWS: one block per row, in launches of at most INT_MAX rows. */
+template <topk_dtype DT>
+static topk_status launch_rows(const air_layout* L, air_params P, int64_t batch, cudaStream_t stream) {
+  if (L->rows_smem > 48 * 1024)
+    TOPK_CUDA_TRY(cudaFuncSetAttribute(air_rows_kernel<DT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       (int)L->rows_smem));
+  for (int64_t row0 = 0; row0 < batch; row0 += INT_MAX) {
+    const int64_t rows = batch - row0 < INT_MAX ? batch - row0 : INT_MAX;
+    P.row0 = row0;
+    air_rows_kernel<DT><<<(unsigned)rows, AIR_THREADS, L->rows_smem, stream>>>(P, L->rows_first_bits,
+                                                                             (unsigned)L->rows_cap);
+    TOPK_CUDA_TRY_LAUNCH("air_rows_kernel");
+  }
+  return TOPK_SUCCESS;
+}
+
 template <topk_dtype DT, typename IdxT>
 static topk_status launch_select(const air_layout* L, const air_params& P, int64_t batch, char* base,
                                  const topk_device_info* dev, cudaStream_t stream) {
   if (L->cluster) return launch_cluster<DT>(L, P, batch, dev, stream);
+  if (L->rows) return launch_rows<DT>(L, P, batch, stream);
   if (L->adaptive) {
     TOPK_FORWARD_IF_ERROR((launch_one_block<DT, IdxT>(L, P, batch, stream)));
     return launch_fused<DT, IdxT>(L, P, batch, dev, stream);
@@ -607,6 +684,20 @@ static topk_status launch_sort(const topk_args* a, const air_layout* L, air_para
                                const topk_device_info* dev, cudaStream_t stream) {
   const int64_t batch = a->p.batch, items = batch * a->p.k;
   const int sms = dev && dev->sm_count > 0 ? dev->sm_count : 132;
+  if (L->segsort_m > 0) {
+    const size_t smem = (size_t)L->segsort_m * 8;
+    for (int64_t row0 = 0; row0 < batch; row0 += INT_MAX) {
+      const int64_t rows = batch - row0 < INT_MAX ? batch - row0 : INT_MAX;
+      P.row0 = row0;
+      switch (L->es) {
+        case 2: air_segsort_kernel<uint16_t><<<(unsigned)rows, AIR_SEGSORT_THREADS, smem, stream>>>(P, L->segsort_m); break;
+        case 4: air_segsort_kernel<uint32_t><<<(unsigned)rows, AIR_SEGSORT_THREADS, smem, stream>>>(P, L->segsort_m); break;
+        default: air_segsort_kernel<uint64_t><<<(unsigned)rows, AIR_SEGSORT_THREADS, smem, stream>>>(P, L->segsort_m); break;
+      }
+      TOPK_CUDA_TRY_LAUNCH("air_segsort_kernel");
+    }
+    return TOPK_SUCCESS;
+  }
   const int64_t* seg = NULL;
   if (batch > 1) {
     int64_t* s = (int64_t*)(base + L->seg);
@@ -706,7 +797,7 @@ static topk_status air_run(const topk_args* a, void* workspace, size_t workspace
   P.indices = a->p.index_type == TOPK_INDEX_NONE ? NULL : a->indices;
   P.sort_key = sorted ? (u64*)(base + L.sk[0]) : NULL;
   P.sort_idx = L.out_mode == AIR_OUT_PAIRS ? (u64*)(base + L.si[0]) : NULL;
-  if (!L.one_block && !L.cluster) {
+  if (!L.one_block && !L.cluster && !L.rows) {
     P.state = base + L.state;
     P.hist = base + L.hist;
     P.hist_bins = 1 << L.hist_bits;

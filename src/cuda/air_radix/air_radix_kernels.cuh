@@ -1679,6 +1679,27 @@ static __global__ void air_segments_kernel(int64_t* seg, int64_t rows, int64_t k
     seg[b] = b * k;
 }
 
+/* Output slot o of row `row`: the element of index idx (value read back from the input:
+ * exact bits), or padding (index -1, the worst value) where pad is set. */
+template <typename RawT>
+__device__ __forceinline__ void air_decode_slot(const air_params& P, int64_t row, int64_t o, unsigned long long idx,
+                                                bool pad) {
+  const air_row_extent R = air_row(P, row);
+  if (!pad && (int64_t)idx >= R.len) pad = true; /* cannot happen; keeps the read in bounds */
+  RawT v;
+  int64_t ix;
+  if (pad) {
+    v = (RawT)P.worst_bits;
+    ix = -1;
+  } else {
+    v = ((const RawT*)P.in)[R.start + (int64_t)idx];
+    ix = (int64_t)idx;
+  }
+  ((RawT*)P.values)[o] = v;
+  if (P.index_type == TOPK_INDEX_I64) ((int64_t*)P.indices)[o] = ix;
+  else if (P.index_type == TOPK_INDEX_I32) ((int32_t*)P.indices)[o] = (int32_t)ix;
+}
+
 /* After the sort: index from the sort buffers, value read back from the input (exact bits). */
 template <typename RawT>
 __global__ void __launch_bounds__(AIR_THREADS) air_decode_kernel(const air_params P, int64_t rows,
@@ -1698,20 +1719,45 @@ __global__ void __launch_bounds__(AIR_THREADS) air_decode_kernel(const air_param
       idx = idxs[o];
       pad = idx == ~0ull;
     }
-    const air_row_extent R = air_row(P, row);
-    if (!pad && (int64_t)idx >= R.len) pad = true; /* cannot happen; keeps the read in bounds */
-    RawT v;
-    int64_t ix;
-    if (pad) {
-      v = (RawT)P.worst_bits;
-      ix = -1;
-    } else {
-      v = ((const RawT*)P.in)[R.start + (int64_t)idx];
-      ix = (int64_t)idx;
+    air_decode_slot<RawT>(P, row, o, idx, pad);
+  }
+}
+
+/*
+ * Sorted output of at most AIR_SEGSORT_MAX composite sort keys per row (AIR_OUT_COMPOSITE):
+ * one block per row (row P.row0 + blockIdx.x) loads the row's k keys into shared memory,
+ * pads them to m (a power of two >= k) with ~0 (sorts last), bitonic-sorts them ascending
+ * (best first; equal rank keys by index, as the composite orders them) and writes the
+ * outputs itself. One launch instead of CUB's segmented sort (one pass per 7 bits over
+ * every segment: 1.3 ms for 10^4 rows of 100 on the H100) and the decode launch.
+ * Dynamic shared memory: m x 8 bytes.
+ */
+enum { AIR_SEGSORT_THREADS = 512, AIR_SEGSORT_MAX = 4096 };
+template <typename RawT>
+__global__ void __launch_bounds__(AIR_SEGSORT_THREADS) air_segsort_kernel(const air_params P, const int m) {
+  extern __shared__ unsigned long long air_segsort_smem[];
+  unsigned long long* s_k = air_segsort_smem;
+  const int64_t row = P.row0 + blockIdx.x;
+  const int k = (int)P.k;
+  const unsigned long long* src = P.sort_key + row * P.k;
+  for (int i = threadIdx.x; i < m; i += AIR_SEGSORT_THREADS) s_k[i] = i < k ? src[i] : ~0ull;
+  __syncthreads();
+  for (int size = 2; size <= m; size <<= 1)
+    for (int stride = size >> 1; stride > 0; stride >>= 1) {
+      for (int t = threadIdx.x; t < (m >> 1); t += AIR_SEGSORT_THREADS) {
+        const int i = 2 * t - (t & (stride - 1)), j = i + stride; /* i has bit `stride` clear */
+        const unsigned long long a = s_k[i], b = s_k[j];
+        if ((a > b) == ((i & size) == 0)) { /* ascending run: swap if a > b; descending: if a < b */
+          s_k[i] = b;
+          s_k[j] = a;
+        }
+      }
+      __syncthreads();
     }
-    ((RawT*)P.values)[o] = v;
-    if (P.index_type == TOPK_INDEX_I64) ((int64_t*)P.indices)[o] = ix;
-    else if (P.index_type == TOPK_INDEX_I32) ((int32_t*)P.indices)[o] = (int32_t)ix;
+  const unsigned long long fmask = (1ull << P.cshift) - 1ull;
+  for (int s = threadIdx.x; s < k; s += AIR_SEGSORT_THREADS) {
+    const unsigned long long c = s_k[s];
+    air_decode_slot<RawT>(P, row, row * P.k + s, c & fmask, c == ~0ull);
   }
 }
 

@@ -1,0 +1,319 @@
+/*
+ * air_rows_kernels.cuh: AIR Top-K's ROWS path, one thread block per row for many rows
+ * too long to stage in shared memory (issue 4 item 4; paper 003 sec. 3 with the
+ * multi-block machinery taken out). The other paths are in air_radix_kernels.cuh;
+ * air_radix.cu chooses among them.
+ *
+ * Why a path of its own: with batch >= SM count every SM already has whole rows to
+ * work on, so splitting a row over blocks (MULTI, FUSED) only adds launches, global
+ * histograms and atomics, and a cluster per row (CLUSTER) pays its per-row latency
+ * chain (barriers, DSMEM) once per row with one block per SM. Here a block streams its
+ * row from global memory with 16-byte loads (several blocks per SM keep enough loads
+ * in flight), keeps the histogram and a candidate buffer in shared memory, and needs
+ * no workspace and no second launch (sorted output: CUB sorts the k results after it).
+ *
+ * The selection runs on the composite key (rank key, ~index): key digits first, then,
+ * only when more candidates tie at the k-th key than are needed, digits of ~index, so
+ * the lowest indices win (the deterministic contract) and the loop always ends (the
+ * composite keys of a row are distinct). Per pass, with `cur` the known prefix and
+ * `prev` the prefix before the last pass:
+ *   - an element matching cur is a candidate: its next digit is counted in the
+ *     shared histogram (and, in the first pass whose candidates fit the buffer, the
+ *     element is appended to the buffer: rank key and index);
+ *   - an element beating cur but matching prev became a result in the last pass: it
+ *     gets an output slot now (warp-aggregated atomic counter), so every result is
+ *     written exactly once, by the global pass after the pass that decided it.
+ * Passes read global memory until one buffers (candidates <= cap, known exactly from
+ * the previous histogram); later passes read only the buffer and write nothing, and
+ * the last step writes every buffered element whose prefix is >= the final prefix
+ * (early stop, sec. 3.3: the loop ends as soon as the candidates left equal the
+ * results still needed). A row whose candidates never fit (all-equal rows longer than
+ * cap) ends with one more global pass instead.
+ * First digit: first_bits wide (11 by default, up to 13: a wider first digit leaves
+ * fewer candidates for U(0,1]-like rows, whose first 11 bits put 1/8 of the row in the
+ * top bin); then 11-bit digits, the last taking the rest. The AND and OR of the keys of
+ * pass 0 give the bits the whole row shares; the second pass starts below them.
+ *
+ * Dynamic shared memory: 2^max(first_bits, 11) histogram counters, then cap rank keys,
+ * then cap indices (air_rows_smem_bytes; the host sizes the launch with it).
+ * Rows must have fewer than 2^32 elements (counts and indices are 32-bit).
+ */
+#ifndef TOPK_CUDA_AIR_ROWS_KERNELS_CUH
+#define TOPK_CUDA_AIR_ROWS_KERNELS_CUH
+
+#include "air_radix_kernels.cuh"
+
+enum {
+  AIR_ROWS_DIGIT_BITS = 11,
+  AIR_ROWS_MIN_FIRST_BITS = 8,
+  AIR_ROWS_MAX_FIRST_BITS = 13,
+  AIR_ROWS_UNROLL = 4 /* 16-byte loads in flight per thread */
+};
+
+__host__ __device__ __forceinline__ int air_rows_hist_bins(int first_bits) {
+  return 1 << (first_bits > AIR_ROWS_DIGIT_BITS ? first_bits : AIR_ROWS_DIGIT_BITS);
+}
+__host__ __device__ __forceinline__ int64_t air_rows_key_bytes(int64_t cap, int64_t key_bytes) {
+  return (cap * key_bytes + 15) & ~(int64_t)15;
+}
+__host__ __device__ __forceinline__ int64_t air_rows_smem_bytes(int first_bits, int64_t cap, int64_t key_bytes) {
+  return (int64_t)air_rows_hist_bins(first_bits) * 4 + air_rows_key_bytes(cap, key_bytes) + cap * 4;
+}
+
+/*
+ * Claims consecutive slots of *ctr for the calling lanes that want one (one atomic per
+ * warp); returns the lane's slot (meaningless where want is false). The lanes that
+ * call it together need not be the whole warp.
+ */
+__device__ __forceinline__ unsigned air_rows_claim(unsigned* ctr, bool want) {
+  const unsigned active = __activemask();
+  const unsigned m = __ballot_sync(active, want);
+  const int lane = threadIdx.x & 31;
+  const int leader = m ? __ffs(m) - 1 : 0;
+  unsigned base = 0;
+  if (m && lane == leader) base = atomicAdd(ctr, (unsigned)__popc(m));
+  base = __shfl_sync(active, base, leader);
+  return base + (unsigned)__popc(m & ((1u << lane) - 1u));
+}
+
+/*
+ * Calls f(raw, index) for every element of the row, each once, by the block's threads:
+ * scalar up to the first 16-byte boundary, then AIR_ROWS_UNROLL 16-byte loads per
+ * thread in flight, then the scalar tail.
+ */
+template <typename RawT, typename F>
+__device__ __forceinline__ void air_rows_scan(const RawT* row, unsigned len, F& f) {
+  constexpr int V = 16 / (int)sizeof(RawT);
+  const uintptr_t a = (uintptr_t)row;
+  unsigned head = (unsigned)(((16u - (unsigned)(a & 15u)) & 15u) / sizeof(RawT));
+  if ((a % sizeof(RawT)) != 0 || head > len) head = len;
+  for (unsigned i = threadIdx.x; i < head; i += AIR_THREADS) f(row[i], i);
+  const unsigned nvec = (len - head) / V;
+  const uint4* vp = (const uint4*)(row + head);
+  for (unsigned j0 = 0; j0 < nvec; j0 += AIR_THREADS * AIR_ROWS_UNROLL) {
+    uint4 v[AIR_ROWS_UNROLL];
+#pragma unroll
+    for (int u = 0; u < AIR_ROWS_UNROLL; ++u) {
+      const unsigned j = j0 + (unsigned)(u * AIR_THREADS) + threadIdx.x;
+      if (j < nvec) v[u] = vp[j];
+    }
+#pragma unroll
+    for (int u = 0; u < AIR_ROWS_UNROLL; ++u) {
+      const unsigned j = j0 + (unsigned)(u * AIR_THREADS) + threadIdx.x;
+      if (j < nvec) {
+        union {
+          uint4 q;
+          RawT e[V];
+        } w;
+        w.q = v[u];
+#pragma unroll
+        for (int t = 0; t < V; ++t) f(w.e[t], head + j * (unsigned)V + (unsigned)t);
+      }
+    }
+  }
+  for (unsigned i = head + nvec * (unsigned)V + threadIdx.x; i < len; i += AIR_THREADS) f(row[i], i);
+}
+
+/* The same for the rare paths (index digits, all-equal rows): one element per thread per step, small code. */
+template <typename RawT, typename F>
+__device__ __forceinline__ void air_rows_scan_plain(const RawT* row, unsigned len, F& f) {
+  for (unsigned i = threadIdx.x; i < len; i += AIR_THREADS) f(row[i], i);
+}
+
+/* The composite prefix known so far: lk bits of the rank key (pk), then li bits of ~index (pi). */
+struct air_rows_level {
+  int lk, li;
+  unsigned long long pk, pi;
+};
+
+template <typename KeyT, int KB>
+__device__ __forceinline__ int air_rows_cmp(KeyT key, unsigned idx, const air_rows_level& L, int ib,
+                                            unsigned long long imask) {
+  return air_cmp<KeyT, KB, unsigned>(key, idx, L.lk, L.pk, L.li, L.pi, ib, imask);
+}
+
+template <int KB> struct air_rows_word { typedef unsigned type; };
+template <> struct air_rows_word<64> { typedef unsigned long long type; };
+
+/* The digit below the known prefix: of the key while key bits are left, else of ~index. */
+template <typename KeyT>
+__device__ __forceinline__ int air_rows_digit(KeyT key, unsigned idx, bool by_key, int shift, int nbins,
+                                              unsigned long long imask) {
+  return by_key ? (int)((unsigned long long)(key >> shift) & (unsigned long long)(nbins - 1))
+                : (int)((((~(unsigned long long)idx) & imask) >> shift) & (unsigned long long)(nbins - 1));
+}
+
+/* Grid: one block per row (row P.row0 + blockIdx.x); AIR_THREADS threads; air_rows_smem_bytes. */
+template <topk_dtype DT>
+__global__ void __launch_bounds__(AIR_THREADS) air_rows_kernel(const air_params P, const int first_bits,
+                                                               const unsigned cap) {
+  typedef typename topk_dtype_traits<DT>::raw_t RawT;
+  typedef typename topk_dtype_traits<DT>::key_t KeyT;
+  constexpr int KB = topk_dtype_traits<DT>::bits;
+  typedef typename air_rows_word<KB>::type W; /* key arithmetic: 32 bits for 16- and 32-bit keys */
+
+  extern __shared__ __align__(16) unsigned char air_rows_smem[];
+  unsigned* s_hist = (unsigned*)air_rows_smem;
+  KeyT* s_bkey = (KeyT*)(air_rows_smem + air_rows_hist_bins(first_bits) * 4);
+  unsigned* s_bidx = (unsigned*)((unsigned char*)s_bkey + air_rows_key_bytes(cap, sizeof(KeyT)));
+  __shared__ unsigned s_warp[AIR_WARPS];
+  __shared__ unsigned long long s_ao[2 * AIR_WARPS];
+  __shared__ air_choice<unsigned> s_choice;
+  __shared__ unsigned s_out, s_nbuf;
+
+  const int64_t row = P.row0 + blockIdx.x;
+  const air_row_extent R = air_row(P, row);
+  if (R.len <= P.k) {
+    air_copy_row<DT, unsigned>(P, row, R, threadIdx.x, AIR_THREADS);
+    return;
+  }
+  const RawT* in_row = (const RawT*)P.in + R.start;
+  const unsigned len = (unsigned)R.len;
+  const bool smallest = P.smallest != 0;
+  const int ib = P.ib;
+  const unsigned long long imask = air_index_mask(ib);
+  const unsigned k = (unsigned)P.k;
+  if (threadIdx.x == 0) {
+    s_out = 0;
+    s_nbuf = 0;
+  }
+
+  air_rows_level cur = {0, 0, 0ull, 0ull}, prev = cur;
+  unsigned k_rem = k, cand = len;
+  bool buffered = false;
+  unsigned nbuf = 0;
+
+  /* A result to its output slot (called by the lanes that have one: one atomic per warp). */
+  auto emit_one = [&](RawT raw, KeyT key, unsigned idx) {
+    const unsigned slot = air_rows_claim(&s_out, true);
+    if (slot < k) air_emit(P, row, (int64_t)slot, raw, key, idx);
+  };
+
+  for (int pass = 0;; ++pass) {
+    const bool by_key = cur.lk < KB;
+    int w = by_key ? (pass == 0 ? first_bits : AIR_ROWS_DIGIT_BITS) : AIR_ROWS_DIGIT_BITS;
+    const int left = by_key ? KB - cur.lk : ib - cur.li;
+    if (w > left) w = left;
+    const int nbins = 1 << w;
+    const int shift = left - w;
+    const bool buffering = !buffered && cand <= cap;
+    for (int b = threadIdx.x; b < nbins; b += AIR_THREADS) s_hist[b] = 0;
+    __syncthreads(); /* also orders s_out / s_nbuf's zeroing before any claim */
+
+    W k_and = (W)~(W)0, k_or = 0;
+    auto put = [&](KeyT key, unsigned idx) { /* a candidate into the buffer (rare: <= cap per row) */
+      const unsigned b = air_rows_claim(&s_nbuf, true);
+      if (b < cap) {
+        s_bkey[b] = key;
+        s_bidx[b] = idx;
+      }
+    };
+    if (buffered) {
+      for (unsigned e = threadIdx.x; e < nbuf; e += AIR_THREADS) {
+        const KeyT key = s_bkey[e];
+        const unsigned idx = s_bidx[e];
+        if (air_rows_cmp<KeyT, KB>(key, idx, cur, ib, imask) == 0)
+          atomicAdd(&s_hist[air_rows_digit<KeyT>(key, idx, by_key, shift, nbins, imask)], 1u);
+      }
+    } else if (pass == 0 && !buffering) {
+      /* The first digit of every key, and the bits all keys share. */
+      auto body = [&](RawT raw, unsigned) {
+        const W key = (W)topk_to_rank_key<DT>(raw, smallest);
+        k_and &= key;
+        k_or |= key;
+        atomicAdd(&s_hist[(int)(key >> shift)], 1u);
+      };
+      air_rows_scan<RawT>(in_row, len, body);
+    } else if (by_key && cur.li == 0 && pass > 0) {
+      /* Key digits only (prev.li == 0 too: index digits come after the key's last). Most
+       * elements fail the first compare; candidates and new results take the rare branches. */
+      const int sc = KB - cur.lk, sp = KB - prev.lk; /* cur.lk >= first digit: sc < KB */
+      const W want = (W)cur.pk, wantp = (W)prev.pk;
+      const bool any_prev = prev.lk == 0;
+      auto body = [&](RawT raw, unsigned idx) {
+        const W key = (W)topk_to_rank_key<DT>(raw, smallest);
+        const W kp = key >> sc;
+        if (kp == want) {
+          atomicAdd(&s_hist[(int)((key >> shift) & (W)(nbins - 1))], 1u);
+          if (buffering) put((KeyT)key, idx);
+        } else if (kp > want && (any_prev || (key >> sp) == wantp)) {
+          emit_one(raw, (KeyT)key, idx);
+        }
+      };
+      air_rows_scan<RawT>(in_row, len, body);
+    } else {
+      /* Any level (index digits, or a first pass that buffers the whole row). */
+      auto body = [&](RawT raw, unsigned idx) {
+        const KeyT key = topk_to_rank_key<DT>(raw, smallest);
+        if (pass == 0) {
+          k_and &= (W)key;
+          k_or |= (W)key;
+        }
+        const int c = air_rows_cmp<KeyT, KB>(key, idx, cur, ib, imask);
+        if (c == 0) {
+          atomicAdd(&s_hist[air_rows_digit<KeyT>(key, idx, by_key, shift, nbins, imask)], 1u);
+          if (buffering) put(key, idx);
+        } else if (c > 0 && air_rows_cmp<KeyT, KB>(key, idx, prev, ib, imask) == 0) {
+          emit_one(raw, key, idx);
+        }
+      };
+      air_rows_scan_plain<RawT>(in_row, len, body);
+    }
+    __syncthreads();
+    air_choose<unsigned>(s_hist, nbins, k_rem, s_warp, &s_choice); /* ends with a barrier */
+    prev = cur;
+    if (by_key) {
+      cur.pk = (cur.pk << w) | (unsigned long long)s_choice.digit;
+      cur.lk += w;
+    } else {
+      cur.pi = (cur.pi << w) | (unsigned long long)s_choice.digit;
+      cur.li += w;
+    }
+    k_rem -= s_choice.greater;
+    cand = s_choice.count;
+    if (pass == 0) {
+      /* Bits every key shares: no element differs there, so the next pass starts below them. */
+      unsigned long long a = (unsigned long long)k_and, o = (unsigned long long)k_or;
+      air_block_and_or(a, o, s_ao);
+      const int common = air_common_bits<KB>(a, o);
+      if (common > cur.lk) {
+        cur.lk = common;
+        cur.pk = common == 0 ? 0ull : (o >> (KB - common));
+      }
+    }
+    if (buffering) {
+      buffered = true;
+      nbuf = s_nbuf < cap ? s_nbuf : cap;
+    }
+    __syncthreads(); /* s_choice, s_nbuf read by all before the next pass rewrites them */
+    if (cand == k_rem || (cur.lk >= KB && cur.li >= ib)) break;
+  }
+
+  /* The last step: every candidate left is needed (cand == k_rem); results beating cur get their slots too. */
+  if (buffered) {
+    for (unsigned e = threadIdx.x; e < nbuf; e += AIR_THREADS) {
+      const KeyT key = s_bkey[e];
+      const unsigned idx = s_bidx[e];
+      if (air_rows_cmp<KeyT, KB>(key, idx, cur, ib, imask) >= 0) emit_one(in_row[idx], key, idx);
+    }
+  } else if (cur.li == 0) {
+    const int sc = KB - cur.lk, sp = KB - prev.lk; /* cur.lk >= first digit */
+    const W want = (W)cur.pk, wantp = (W)prev.pk;
+    const bool any_prev = prev.lk == 0;
+    auto body = [&](RawT raw, unsigned idx) {
+      const W key = (W)topk_to_rank_key<DT>(raw, smallest);
+      const W kp = key >> sc;
+      if (kp == want || (kp > want && (any_prev || (key >> sp) == wantp))) emit_one(raw, (KeyT)key, idx);
+    };
+    air_rows_scan<RawT>(in_row, len, body);
+  } else {
+    auto body = [&](RawT raw, unsigned idx) {
+      const KeyT key = topk_to_rank_key<DT>(raw, smallest);
+      const int c = air_rows_cmp<KeyT, KB>(key, idx, cur, ib, imask);
+      if (c == 0 || (c > 0 && air_rows_cmp<KeyT, KB>(key, idx, prev, ib, imask) == 0)) emit_one(raw, key, idx);
+    };
+    air_rows_scan_plain<RawT>(in_row, len, body);
+  }
+}
+
+#endif

@@ -518,7 +518,8 @@ TEST(cluster_sizes) {
  * The ROWS path (a block per row, streamed): every distribution with the candidate buffer
  * at its default, tiny (cap 64: passes re-read the row until few candidates are left, and
  * ties are broken by index passes over global memory) and large; first digits of 8 and 13
- * bits; unaligned rows (odd ld); and a batch that takes ROWS unforced (>= 2 rows per SM).
+ * bits; unaligned rows (odd ld); and unforced batches: f32 with >= 1 row per SM takes ROWS,
+ * bf16 rows that fit a cluster stay on CLUSTER (air_radix.cu, choose_path).
  */
 TEST(rows_path) {
   static const topk_dtype dts[] = {TOPK_F32, TOPK_BF16, TOPK_F64, TOPK_I32};

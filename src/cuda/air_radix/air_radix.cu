@@ -18,7 +18,7 @@
  *              separated by a per-row barrier instead of a kernel boundary; the
  *              kernel zeroes its own histograms. One launch instead of 4 to 8.
  *   ROWS       uniform rows longer than ONE-BLOCK stages, at least one row per SM
- *              (four for 16-bit keys): one block per row streams it from
+ *              (16-bit keys: only rows CLUSTER cannot hold): one block per row streams it from
  *              global memory, histogram and candidate buffer in shared memory
  *              (air_rows_kernels.cuh); one launch, no workspace but the sorted part.
  *   CLUSTER    on Hopper, uniform rows (or one row given by offsets) above the ONE-BLOCK size and at
@@ -153,13 +153,13 @@ static const int64_t AIR_BLOCK_SORT_MAX = 2048;
 static const int64_t AIR_ROWS_CAP = 4096;
 static const int64_t AIR_ROWS_CAP_64 = 2048;
 static const int AIR_ROWS_FIRST_BITS = 11;
-/* ROWS by default from this many rows per SM (every SM has whole rows to stream). Measured
- * (docs/perf-notes.md v0.9): at 256 rows (1.9 per SM) ROWS beats CLUSTER for f32 (151936,
- * k = 1024, sorted: 0.26 against 0.36 ms) but not for bf16 (0.29 against 0.19 ms), whose
- * per-element work in the streamed passes is the same for half the bytes; at 4096 rows it
- * wins for both (bf16 131072, k = 2048: 2.48 against 5.04 ms). */
+/* ROWS by default from this many rows per SM (every SM has whole rows to stream), and for
+ * 16-bit keys only where CLUSTER does not fit. Measured (docs/perf-notes.md v0.9, same
+ * runs): f32, ROWS against CLUSTER, 256 x 151936, k = 1024, sorted: 0.26 against 0.36 ms;
+ * 4096 x 131072, k = 2048: 2.19 against 5.12 ms; bf16 4096 x 32768, k = 2048: 0.96 against
+ * 0.60 ms, 4096 x 131072: 2.48 against 2.44 ms (the streamed passes cost per element, and a
+ * bf16 row has twice the elements per byte). */
 static const int64_t AIR_ROWS_MIN_ROWS_PER_SM = 1;
-static const int64_t AIR_ROWS_MIN_ROWS_PER_SM_16 = 4; /* 16-bit keys */
 static const int64_t AIR_ONE_SMEM_BUDGET = 45056;
 enum { MAX_PASSES = AIR_MAX_PASSES };
 
@@ -317,7 +317,7 @@ static int cluster_shape(int64_t len, int es, int* cs, int64_t* slice) {
 
 /*
  * ONE-BLOCK for short rows; else ROWS for uniform rows, AIR_ROWS_MIN_ROWS_PER_SM or
- * more per SM (forced ROWS with offsets works too); else CLUSTER (Hopper) for rows that fit the shared
+ * more per SM, 16-bit keys only beyond CLUSTER (forced ROWS with offsets works too); else CLUSTER (Hopper) for rows that fit the shared
  * memory of a cluster (uniform rows, or one row given by offsets: it lies within the
  * n-element buffer; with more rows by offsets the longest row is unknown);
  * else FUSED when every row can have a resident block (batch <= SM count: at least
@@ -347,8 +347,7 @@ static int choose_path(const topk_problem* p, const topk_device_info* dev, int e
   if (forced == PATH_ADAPTIVE && fits_adaptive) return PATH_ADAPTIVE;
   const int64_t avg = p->row_offsets ? (p->batch > 0 ? p->n / p->batch : p->n) : p->n;
   if (avg <= AIR_STAGE_BYTES / es) return PATH_ONE;
-  if (fits_rows && !p->row_offsets &&
-      p->batch >= (es == 2 ? AIR_ROWS_MIN_ROWS_PER_SM_16 : AIR_ROWS_MIN_ROWS_PER_SM) * sms)
+  if (fits_rows && !p->row_offsets && p->batch >= AIR_ROWS_MIN_ROWS_PER_SM * sms && (es != 2 || !fits_cluster))
     return PATH_ROWS;
   if (fits_cluster) return PATH_CLUSTER;
   if (fits_adaptive && (p->flags & TOPK_INTERNAL_SHORT_ROWS)) return PATH_ADAPTIVE;

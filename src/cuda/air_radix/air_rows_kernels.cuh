@@ -10,7 +10,8 @@
  * chain (barriers, DSMEM) once per row with one block per SM. Here a block streams its
  * row from global memory with 16-byte loads (several blocks per SM keep enough loads
  * in flight), keeps the histogram and a candidate buffer in shared memory, and needs
- * no workspace and no second launch (sorted output: CUB sorts the k results after it).
+ * no workspace and no second launch (sorted output: air_segsort_kernel, or CUB for k > 4096 or
+ * 64-bit sort keys, sorts the k results after it).
  *
  * The selection runs on the composite key (rank key, ~index): key digits first, then,
  * only when more candidates tie at the k-th key than are needed, digits of ~index, so

@@ -400,7 +400,7 @@ static topk_status plan_layout(const topk_problem* p, const topk_device_info* de
 
   if (L->cluster || L->rows) {
     /* nothing: the row lives in the cluster's shared memory, or ROWS keeps its state in the
-     * block's (sorted output: the CUB part below) */
+     * block's (sorted output: the sort part below) */
   } else if (!L->one_block) {
     /* Pass table: key passes, then index passes (deterministic). */
     const int db = env_digit_bits();

@@ -1679,12 +1679,11 @@ static __global__ void air_segments_kernel(int64_t* seg, int64_t rows, int64_t k
     seg[b] = b * k;
 }
 
-/* Output slot o of row `row`: the element of index idx (value read back from the input:
+/* Output slot o of the row R: the element of index idx (value read back from the input:
  * exact bits), or padding (index -1, the worst value) where pad is set. */
 template <typename RawT>
-__device__ __forceinline__ void air_decode_slot(const air_params& P, int64_t row, int64_t o, unsigned long long idx,
-                                                bool pad) {
-  const air_row_extent R = air_row(P, row);
+__device__ __forceinline__ void air_decode_slot(const air_params& P, const air_row_extent& R, int64_t o,
+                                                unsigned long long idx, bool pad) {
   if (!pad && (int64_t)idx >= R.len) pad = true; /* cannot happen; keeps the read in bounds */
   RawT v;
   int64_t ix;
@@ -1719,7 +1718,7 @@ __global__ void __launch_bounds__(AIR_THREADS) air_decode_kernel(const air_param
       idx = idxs[o];
       pad = idx == ~0ull;
     }
-    air_decode_slot<RawT>(P, row, o, idx, pad);
+    air_decode_slot<RawT>(P, air_row(P, row), o, idx, pad);
   }
 }
 
@@ -1755,9 +1754,10 @@ __global__ void __launch_bounds__(AIR_SEGSORT_THREADS) air_segsort_kernel(const 
       __syncthreads();
     }
   const unsigned long long fmask = (1ull << P.cshift) - 1ull;
+  const air_row_extent R = air_row(P, row);
   for (int s = threadIdx.x; s < k; s += AIR_SEGSORT_THREADS) {
     const unsigned long long c = s_k[s];
-    air_decode_slot<RawT>(P, row, row * P.k + s, c & fmask, c == ~0ull);
+    air_decode_slot<RawT>(P, R, row * P.k + s, c & fmask, c == ~0ull);
   }
 }
 

@@ -5,7 +5,7 @@
  * Exact mode (max_iter = 0): differential against the CPU reference with
  * tests/gpu_case.h (bit-exact values, the reference's index set, order when
  * TOPK_SORTED, padding of short rows). The shapes cross every bucket boundary of
- * rtopk.cu (128, 256, 512, 1024 in registers; 2048, 4096 in shared memory), the
+ * rtopk.cu (128, 256, 512, 768, 1024 in registers; 2048, 4096 in shared memory), the
  * vector width (rows not a multiple of 4 or 8, ld > n so that row starts are not
  * 16-byte aligned), and k = 1, n - 1, n.
  *
@@ -269,8 +269,8 @@ TEST(distributions) {
 /* Row lengths across every bucket and vector-width boundary; k = 1, about n / 3, n - 1, n. */
 TEST(row_lengths) {
   static const int64_t ns[] = {1,   2,   3,   5,   31,   32,   33,   100,  127,  128,  129,  255,  256,  257,
-                               500, 511, 512, 513, 768,  1000, 1023, 1024, 1025, 1500, 2047, 2048, 2049, 3000,
-                               4095, 4096};
+                               500, 511, 512, 513, 767,  768,  769,  1000, 1023, 1024, 1025, 1500, 2047, 2048,
+                               2049, 3000, 4095, 4096};
   static const topk_dtype dts[] = {TOPK_F32, TOPK_F16, TOPK_F64};
   GPU_SKIP_WITHOUT_DEVICE();
   for (int d = 0; d < COUNT(dts); ++d)
@@ -340,6 +340,48 @@ TEST(variable_rows) {
   static const int64_t one_row[] = {0, 4096};
   RUN(.dtype = TOPK_F16, .batch = 1, .n = 4096, .k = 4000, .flags = TOPK_SORTED, .gen = {.dist = GEN_UNIFORM},
       .offsets = one_row);
+  return TEST_OK;
+}
+
+/* The thread-per-row path (rtopk_thread_rows.cuh: n <= 256, k <= 16, 16- and 32-bit keys),
+ * forced, and the warp search forced on the same shapes; then the default rule. Every
+ * distribution (NaN and inf mixes included) and direction, sorted or not, queue buckets
+ * 4 / 8 / 16 and their edges, rows shorter than k, unaligned rows, offsets, index types. */
+TEST(thread_path) {
+  static const topk_dtype dts[] = {TOPK_F32, TOPK_F16, TOPK_BF16, TOPK_I32, TOPK_U32};
+  static const char* paths[] = {"thread", "search"};
+  GPU_SKIP_WITHOUT_DEVICE();
+  for (int pth = 0; pth < 2; ++pth)
+    for (int d = 0; d < COUNT(dts); ++d)
+      for (int g = 0; g < gpu_case_dist_count; ++g)
+        for (int f = 0; f < 4; ++f) {
+          const unsigned flags = (f & 1 ? TOPK_SMALLEST : 0u) | (f & 2 ? TOPK_SORTED : 0u);
+          RUN(.dtype = dts[d], .batch = 300, .n = 64, .k = 8, .flags = flags, .gen = gpu_case_dists[g],
+              .env = {{"TOPK_RTOPK_PATH", paths[pth]}});
+          RUN(.dtype = dts[d], .batch = 70, .n = 256, .k = 5, .flags = flags, .gen = gpu_case_dists[g],
+              .env = {{"TOPK_RTOPK_PATH", paths[pth]}});
+          RUN(.dtype = dts[d], .batch = 70, .n = 100, .ld = 103, .k = 16, .flags = flags, .gen = gpu_case_dists[g],
+              .env = {{"TOPK_RTOPK_PATH", paths[pth]}});
+        }
+  static const int64_t ns[] = {1, 3, 4, 5, 8, 9, 16, 17, 31, 64, 127, 128, 129, 255, 256};
+  static const int64_t ks[] = {1, 2, 4, 5, 8, 9, 16};
+  for (int i = 0; i < COUNT(ns); ++i)
+    for (int j = 0; j < COUNT(ks) && ks[j] <= ns[i]; ++j) {
+      RUN(.dtype = TOPK_F32, .batch = 33, .n = ns[i], .k = ks[j], .gen = {.dist = GEN_ZIPF},
+          .env = {{"TOPK_RTOPK_PATH", "thread"}});
+      RUN(.dtype = TOPK_BF16, .batch = 33, .n = ns[i], .k = ks[j], .flags = TOPK_SORTED | TOPK_SMALLEST,
+          .gen = {.dist = GEN_NORMAL, .nan_fraction = 0.1, .inf_fraction = 0.1},
+          .env = {{"TOPK_RTOPK_PATH", "thread"}});
+      RUN(.dtype = TOPK_U32, .batch = 33, .n = ns[i], .k = ks[j], .flags = TOPK_SORTED, .gen = {.dist = GEN_ZIPF});
+    }
+  static const int64_t off[] = {0, 0, 1, 6, 69, 70, 71, 200, 256};
+  for (int d = 0; d < COUNT(dts); ++d) {
+    RUN(.dtype = dts[d], .batch = COUNT(off) - 1, .n = 256, .k = 8, .gen = {.dist = GEN_ZIPF}, .offsets = off);
+    RUN(.dtype = dts[d], .batch = COUNT(off) - 1, .n = 256, .k = 3, .flags = TOPK_SORTED | TOPK_SMALLEST,
+        .gen = {.dist = GEN_NORMAL}, .offsets = off);
+    RUN(.dtype = dts[d], .batch = 5000, .n = 128, .k = 8, .index_type = TOPK_INDEX_I32, .gen = {.dist = GEN_CD});
+    RUN(.dtype = dts[d], .batch = 500, .n = 200, .k = 7, .index_type = TOPK_INDEX_NONE, .gen = {.dist = GEN_UNIFORM});
+  }
   return TEST_OK;
 }
 
@@ -466,6 +508,7 @@ TEST(misc_flags) {
   X(index_types)            \
   X(leading_dimension)      \
   X(variable_rows)          \
+  X(thread_path)            \
   X(many_rows)              \
   X(sorted_large_k)         \
   X(unsupported)            \

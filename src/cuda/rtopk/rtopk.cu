@@ -3,20 +3,21 @@
  * kernel, the exact search, early stopping and the invariants are described in
  * rtopk_kernels.cuh.
  *
- * Buckets: the row capacity R is the smallest of 128, 256, 512, 1024, 2048, 4096
+ * Buckets: the row capacity R is the smallest of 128, 256, 512, 768, 1024, 2048, 4096
  * that holds the longest row (n for uniform rows; with row_offsets the whole
  * buffer n, since the longest row is not known on the host without a copy: rows
  * given by offsets are supported when n <= 4096). R <= 1024 keeps the row in
  * registers (R / 32 keys per lane; blocks of 8 warps), longer rows live in shared
  * memory (RTOPK_SMEM_ROW_BUDGET bytes of rows per block). Instantiations: 4 (key
- * width, value-space kind) pairs x 6 buckets = 24: 16-bit keys with fp32 reals (F16
+ * width, value-space kind) pairs x 7 buckets = 28: 16-bit keys with fp32 reals (F16
  * and BF16, told apart by a uniform flag), 32-bit keys with fp32 reals (F32), 32-bit
  * keys with double reals (I32, U32) and 64-bit keys with double reals (F64, I64,
  * U64); the direction and, within a kind, the dtype are runtime parameters of the
  * key transform (rtopk_xf).
  *
- * TOPK_SORTED stages each row's min(k, R) results in shared memory (key + 16-bit
- * index) and ranks them; blocks shrink to keep that under 48 KB where they can,
+ * Register rows (R <= 1024) stage each row's min(k, R) results in shared memory (key and
+ * position, rtopk_entry) and write them from there (TOPK_SORTED: ranked first); shared-memory
+ * rows stage them only for TOPK_SORTED. Blocks shrink to keep that under 48 KB where they can,
  * and opt in to more shared memory otherwise.
  *
  * Knob: TOPK_RTOPK_SEARCH=interp (default) | value | key picks the exact mode's
@@ -25,6 +26,9 @@
  * TOPK_RTOPK_PAPER_BREAK=1: early stopping ends a search that hit count == k
  * without moving min, as the paper's Algorithm 2 line 11 reads (approximate even on
  * a hit); for bench/rtopk_accuracy only.
+ *
+ * Tiny rows with small k (n x k small for the rows per SM; exact mode, 16- and 32-bit keys)
+ * go to a thread per row instead (rtopk_thread_rows.cuh, use_thread_path).
  *
  * No workspace. run() never allocates, synchronises or copies to the host.
  * Longer rows (n > 4096): supports() refuses; they are another algorithm's job.
@@ -39,6 +43,7 @@
 #include "../common/cuda_check.h"
 #include "rtopk.h"
 #include "rtopk_kernels.cuh"
+#include "rtopk_thread_rows.cuh"
 
 static const size_t RTOPK_SMEM_DEFAULT = 48 * 1024; /* per block without the opt-in */
 
@@ -69,8 +74,12 @@ static int make_plan(const topk_problem* p, rtopk_plan* L) {
   L->es = (int)topk_dtype_size(p->dtype);
   if (L->es != 2 && L->es != 4 && L->es != 8) return 0;
   if (p->n > RTOPK_MAX_N) return 0;
-  L->cap = 128;
-  while (L->cap < p->n) L->cap *= 2;
+  /* 768 between 512 and 1024: rows of 513..768 (a common hidden size) would count a
+   * quarter of padding in every search step of the 1024 bucket */
+  static const int caps[] = {128, 256, 512, 768, 1024, 2048, 4096};
+  int ci = 0;
+  while (caps[ci] < p->n) ++ci;
+  L->cap = caps[ci];
   const int smem_row = L->cap > RTOPK_REG_MAX;
   L->row_smem = smem_row ? (unsigned)(L->cap * L->es) : 0u;
   L->warps = RTOPK_REG_WARPS;
@@ -79,9 +88,16 @@ static int make_plan(const topk_problem* p, rtopk_plan* L) {
     if (L->warps < 1) L->warps = 1;
     if (L->warps > RTOPK_REG_WARPS) L->warps = RTOPK_REG_WARPS;
   }
-  if (p->flags & TOPK_SORTED) {
+  /* register rows always stage their results (the kernel writes them from there); shared-
+   * memory rows only for the sort */
+  if (!smem_row || (p->flags & TOPK_SORTED)) {
     L->sort_cap = (int)(p->k < L->cap ? p->k : L->cap);
-    const size_t sort_bytes = align16((size_t)L->sort_cap * L->es) + align16((size_t)L->sort_cap * 2);
+    /* rtopk_entry: key and position, 4, 8 or 16 bytes */
+    const size_t entry = L->es == 2 ? 4 : L->es == 4 ? 8 : 16;
+    /* register rows: at least RTOPK_FINISH entries, the exact search's finish stages its
+     * candidates there */
+    const size_t entries = !smem_row && L->sort_cap < RTOPK_FINISH ? RTOPK_FINISH : (size_t)L->sort_cap;
+    const size_t sort_bytes = align16(entries * entry);
     L->warp_smem = (unsigned)(L->row_smem + sort_bytes);
     /* fewer rows per block rather than the opt-in, while a block still has one row */
     while (L->warps > 1 && (size_t)L->warps * L->warp_smem > RTOPK_SMEM_DEFAULT) --L->warps;
@@ -111,6 +127,7 @@ static topk_status launch_width(const rtopk_plan* L, const rtopk_params& P, cuda
     case 128: return launch_bucket<KeyT, 128, KIND>(L, P, stream);
     case 256: return launch_bucket<KeyT, 256, KIND>(L, P, stream);
     case 512: return launch_bucket<KeyT, 512, KIND>(L, P, stream);
+    case 768: return launch_bucket<KeyT, 768, KIND>(L, P, stream);
     case 1024: return launch_bucket<KeyT, 1024, KIND>(L, P, stream);
     case 2048: return launch_bucket<KeyT, 2048, KIND>(L, P, stream);
     case 4096: return launch_bucket<KeyT, 4096, KIND>(L, P, stream);
@@ -118,9 +135,40 @@ static topk_status launch_width(const rtopk_plan* L, const rtopk_params& P, cuda
   }
 }
 
+/* The thread-per-row path (rtopk_thread_rows.cuh): exact mode, 16- and 32-bit keys, rows of
+ * <= 256 with k <= 16. A thread's work grows with n x K (the queue bucket: 4, 8, 16), and a
+ * thread per row needs many rows per SM to fill it, so the bound on n x K grows with the rows
+ * per SM: 128 below 64 rows per SM, 512 below 256, else 1024 (the H100 moe suite, both paths
+ * forced, docs/BENCHMARKS.md session 10: the thread path 1.2-8x faster inside these bounds,
+ * 0.3-0.95x outside). TOPK_RTOPK_PATH=search or thread forces either where the thread path
+ * can run (for measurement). */
+static int use_thread_path(const topk_problem* p, int es, const int* iters, int sm_count) {
+  if (iters || p->max_iter != 0 || (es != 2 && es != 4) || p->n > RTOPK_THREAD_MAX_N || p->k > RTOPK_THREAD_MAX_K)
+    return 0;
+  const char* e = getenv("TOPK_RTOPK_PATH");
+  if (e && strcmp(e, "search") == 0) return 0;
+  if (e && strcmp(e, "thread") == 0) return 1;
+  const int64_t queue = p->k <= 4 ? 4 : p->k <= 8 ? 8 : 16;
+  const int64_t per_sm = p->batch / (sm_count > 0 ? sm_count : 132);
+  const int64_t bound = per_sm >= 256 ? 1024 : per_sm >= 64 ? 512 : 128;
+  return p->n * queue <= bound;
+}
+
+template <typename KeyT, int KIND>
+static topk_status launch_thread(const rtopk_params& P, cudaStream_t stream) {
+  int64_t blocks = (P.batch + RTOPK_THREAD_BLOCK - 1) / RTOPK_THREAD_BLOCK;
+  if (blocks > INT_MAX) blocks = INT_MAX; /* the kernel strides over the rest */
+  void (*kernel)(rtopk_params) = P.k <= 4   ? rtopk_thread_kernel<KeyT, 4, KIND>
+                                 : P.k <= 8 ? rtopk_thread_kernel<KeyT, 8, KIND>
+                                            : rtopk_thread_kernel<KeyT, 16, KIND>;
+  kernel<<<(unsigned)blocks, RTOPK_THREAD_BLOCK, 0, stream>>>(P);
+  TOPK_CUDA_TRY_LAUNCH("rtopk_thread_kernel");
+  return TOPK_SUCCESS;
+}
+
 /* The launch shared by the ops entry and the iteration-count entry (rtopk.h). */
 static topk_status rtopk_launch(const topk_problem* p, const void* in, void* values, void* indices, int* iters,
-                                cudaStream_t stream) {
+                                int sm_count, cudaStream_t stream) {
   rtopk_plan L;
   TOPK_RETURN_IF(!make_plan(p, &L), TOPK_ERR_UNSUPPORTED, "rtopk: n=%lld exceeds %d or unknown dtype %d",
                  (long long)p->n, (int)RTOPK_MAX_N, (int)p->dtype);
@@ -148,6 +196,11 @@ static topk_status rtopk_launch(const topk_problem* p, const void* in, void* val
   P.row_smem = L.row_smem;
   P.worst_bits = topk_worst_value_bits(p->dtype, P.smallest);
   P.iters = iters;
+  if (use_thread_path(p, L.es, iters, sm_count)) {
+    if (L.es == 2) return launch_thread<uint16_t, RTOPK_KIND_F16X>(P, stream);
+    return p->dtype == TOPK_F32 ? launch_thread<uint32_t, RTOPK_KIND_F32>(P, stream)
+                                : launch_thread<uint32_t, RTOPK_KIND_GENERIC>(P, stream);
+  }
   /* value-space kinds (rtopk_kernels.cuh): fp32 reals for the 16- and 32-bit floats,
    * doubles and a runtime dtype switch for the rest */
   switch (L.es) {
@@ -196,7 +249,8 @@ static topk_status rtopk_workspace_size(const topk_problem* p, const topk_device
 static topk_status rtopk_run(const topk_args* a, void* workspace, size_t workspace_bytes, topk_stream stream) {
   (void)workspace;
   (void)workspace_bytes;
-  return rtopk_launch(&a->p, a->in, a->values, a->indices, NULL, (cudaStream_t)stream);
+  return rtopk_launch(&a->p, a->in, a->values, a->indices, NULL, a->dev ? a->dev->sm_count : 0,
+                      (cudaStream_t)stream);
 }
 
 extern "C" topk_status rtopk_select_iters(const topk_problem* p, const void* in, void* values, void* indices,
@@ -207,7 +261,7 @@ extern "C" topk_status rtopk_select_iters(const topk_problem* p, const void* in,
   TOPK_RETURN_IF(p->max_iter < 0 || p->k < 0 || p->batch < 0 || p->n < 0 || (!p->row_offsets && p->k > p->n) ||
                      (p->ld != 0 && p->ld < p->n),
                  TOPK_ERR_INVALID_ARGUMENT, "rtopk_select_iters: invalid problem");
-  return rtopk_launch(p, in, values, indices, iters, (cudaStream_t)stream);
+  return rtopk_launch(p, in, values, indices, iters, 0, (cudaStream_t)stream);
 }
 
 extern "C" const topk_algo_ops topk_algo_rtopk = {"rtopk",        TOPK_ALGO_RTOPK,       TOPK_BACKEND_CUDA,

@@ -18,10 +18,13 @@
  *           predicated add per key (register rows: every chunk, no branches,
  *           padding included) and one warp sum (redux.sync). See "exact search"
  *           and "early stopping".
- *   select  one pass in index order: per chunk, ballot + popc prefix sums over
- *           the lanes give each selected element its output slot, so the k
- *           results are written compacted, in index order (unsorted output);
- *           TOPK_SORTED stages them in shared memory and ranks them instead.
+ *   select  register rows: a bit per selected key of the lane, one scan of the
+ *           per-lane counts, the results staged in the warp's shared-memory slice
+ *           (lane order) and written from there 32 at a time (ncu: the per-key
+ *           decode and two addressed stores of the old per-chunk path were 40 % of
+ *           the instructions at 768 x k = 128). Shared-memory rows: per chunk,
+ *           ballot + popc prefix sums give each selected element its slot (index
+ *           order). TOPK_SORTED ranks the staged results instead.
  *
  * Exact search (max_iter == 0, the default). The paper's loop stops when the
  * interval is narrower than epsilon and then takes elements "equal within
@@ -88,6 +91,8 @@ enum {
   RTOPK_REG_WARPS = 8,      /* warps (rows in flight) per block, register buckets */
   RTOPK_SMEM_ROW_BUDGET = 32768, /* shared-memory buckets: row bytes per block */
   RTOPK_VALUE_STEPS = 24,   /* exact mode: value midpoints for at most this many steps */
+  RTOPK_FINISH = 32,        /* exact mode, register rows: rank the keys left in [lo, hi] once
+                               at most this many remain (one per lane) instead of more steps */
   RTOPK_REG_MIN_BLOCKS = 4  /* register buckets: __launch_bounds__(256, this), <= 64 registers
                                (rtopk_min_blocks has the exceptions) */
 };
@@ -122,7 +127,7 @@ struct rtopk_params {
   int            dtype;     /* topk_dtype: value midpoints and key transforms */
   int            search;    /* exact mode's midpoints: RTOPK_SEARCH_* */
   int            paper_break; /* early stopping: count == k keeps min (Algorithm 2 line 11 literally) */
-  int            sort_cap;  /* TOPK_SORTED: staged results per warp (min(k, R)); else 0 */
+  int            sort_cap;  /* staged results per warp (min(k, R)): register rows, and TOPK_SORTED; else 0 */
   unsigned       warp_smem; /* shared-memory bytes per warp (row slice + sort slice) */
   unsigned       row_smem;  /* of which the row slice (shared-memory buckets) */
   unsigned long long worst_bits;
@@ -368,6 +373,35 @@ __device__ __forceinline__ unsigned long long rtopk_warp_max(unsigned long long 
 template <typename KeyT> struct rtopk_wide { typedef unsigned type; };
 template <> struct rtopk_wide<uint64_t> { typedef unsigned long long type; };
 
+/* A staged result: rank key and position in the row, written with one shared-memory store
+ * (two for 64-bit keys). */
+template <typename KeyT> struct alignas(sizeof(KeyT) == 8 ? 16 : 8) rtopk_entry {
+  KeyT     key;
+  uint32_t pos;
+};
+template <> struct alignas(4) rtopk_entry<uint16_t> {
+  uint16_t key;
+  uint16_t pos;
+};
+
+/* *addr = {key, pos} if sel (a shared-memory address; predicated in PTX, so that an unrolled
+ * loop of these has no branch per key), 4, 8 or 16 bytes as rtopk_entry. */
+__device__ __forceinline__ void rtopk_stage_put(unsigned addr, uint16_t key, unsigned pos, unsigned sel) {
+  asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %2, 0;\n\t@p st.shared.u32 [%0], %1;\n\t}" ::"r"(addr),
+               "r"((unsigned)key | (pos << 16)), "r"(sel)
+               : "memory");
+}
+__device__ __forceinline__ void rtopk_stage_put(unsigned addr, uint32_t key, unsigned pos, unsigned sel) {
+  asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %3, 0;\n\t@p st.shared.v2.u32 [%0], {%1, %2};\n\t}" ::"r"(addr),
+               "r"(key), "r"(pos), "r"(sel)
+               : "memory");
+}
+__device__ __forceinline__ void rtopk_stage_put(unsigned addr, uint64_t key, unsigned pos, unsigned sel) {
+  asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %3, 0;\n\t@p st.shared.v2.u64 [%0], {%1, %2};\n\t}" ::"r"(addr),
+               "l"(key), "l"((uint64_t)pos), "r"(sel)
+               : "memory");
+}
+
 /*
  * Exclusive prefix sum and total over the lanes of a small per-lane count x in
  * [0, 2^BITS): one ballot per bit instead of a shuffle scan.
@@ -539,19 +573,142 @@ __device__ __forceinline__ void rtopk_emit(const rtopk_params& P, const rtopk_xf
   else if (P.index_type == TOPK_INDEX_I32) ((int32_t*)P.indices + obase)[slot] = idx;
 }
 
+/* One chunk's selection mask (bit j: key j of the lane): every key > thi, then keys in
+ * [tlo, thi] in index order while fewer than `need` have been taken (*taken counts them
+ * over the chunks so far; warp-uniform). */
+template <typename KeyT, int V, int PBITS>
+__device__ __forceinline__ unsigned rtopk_chunk_select(const KeyT (&v)[V], int pos, int len, unsigned lane_lt, KeyT thi,
+                                                       KeyT tlo, unsigned need, unsigned* taken) {
+  unsigned selmask = 0;
+#pragma unroll
+  for (int j = 0; j < V; ++j) /* padding (key 0) is never > thi */
+    if (v[j] > thi) selmask |= 1u << j;
+  if (*taken < need) { /* warp-uniform; skipped when the search hit count == k */
+    unsigned ties = 0, tiemask = 0;
+#pragma unroll
+    for (int j = 0; j < V; ++j)
+      if (pos + j < len && v[j] >= tlo && v[j] <= thi) {
+        tiemask |= 1u << j;
+        ++ties;
+      }
+    unsigned tot;
+    const unsigned before = *taken + rtopk_lane_prefix<PBITS>(ties, lane_lt, &tot);
+    unsigned seen = 0;
+#pragma unroll
+    for (int j = 0; j < V; ++j)
+      if (tiemask & (1u << j)) {
+        if (before + seen < need) selmask |= 1u << j;
+        ++seen;
+      }
+    *taken += tot;
+  }
+  return selmask;
+}
+
+/* A register row's selection bits (bit c * V + j) when ties at the threshold must be taken
+ * in index order (need > 0): chunk by chunk, as rtopk_chunk_select. */
+template <typename KeyT, int R, bool SMEM, int PBITS>
+__device__ __forceinline__ void rtopk_select_ties(const rtopk_row<KeyT, R, SMEM>& row, int lane, unsigned lane_lt,
+                                                  int chunks, int len, KeyT thi, KeyT tlo, unsigned need,
+                                                  uint32_t* bits) {
+  typedef rtopk_row<KeyT, R, SMEM> Row;
+  constexpr int V = Row::V;
+  unsigned taken = 0;
+  uint32_t b = 0;
+#pragma unroll
+  for (int c = 0; c < Row::CHUNKS; ++c)
+    if (c < chunks) {
+      KeyT v[V];
+      row.get(c, lane, v);
+      b |= rtopk_chunk_select<KeyT, V, PBITS>(v, (c * 32 + lane) * V, len, lane_lt, thi, tlo, need, &taken) << (c * V);
+    }
+  *bits = b;
+}
+
+/*
+ * The exact search's finish (register rows): the ncand <= RTOPK_FINISH keys in [lo, hi]
+ * (lo >= 1, so padding is never one) are staged, lane l takes candidate l and ranks it
+ * among them (key descending, then position: the project's tie rule), and the candidates
+ * ranked below `need` are results, staged in slots gt .. gt + need - 1, after the keys > hi
+ * that the select stages in slots 0 .. gt - 1. One pass
+ * over the row and at most 32 compares per lane, where the search would take 3-4 more
+ * counting passes (a host simulation of the search on uniform and normal rows).
+ */
+template <typename KeyT, int R, bool SMEM>
+__device__ __forceinline__ void rtopk_finish(const rtopk_row<KeyT, R, SMEM>& row, int lane, unsigned lane_lt, KeyT lo,
+                                             KeyT hi, unsigned ncand, unsigned gt, unsigned need, unsigned kcap,
+                                             rtopk_entry<KeyT>* stage) {
+  typedef rtopk_row<KeyT, R, SMEM> Row;
+  constexpr int V = Row::V;
+  uint32_t cb = 0;
+#pragma unroll
+  for (int c = 0; c < Row::CHUNKS; ++c) {
+    KeyT v[V];
+    row.get(c, lane, v);
+#pragma unroll
+    for (int j = 0; j < V; ++j)
+      if (v[j] >= lo && v[j] <= hi) cb |= 1u << (c * V + j);
+  }
+  const unsigned cnt = (unsigned)__popc(cb);
+  unsigned incl = cnt;
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const unsigned t = __shfl_up_sync(0xffffffffu, incl, o);
+    if (lane >= o) incl += t;
+  }
+  if (incl > RTOPK_FINISH) cb = 0; /* only if the counts disagreed: stay inside the slots */
+  const unsigned st0 = (unsigned)__cvta_generic_to_shared(stage);
+  unsigned slot = incl - cnt;
+#pragma unroll
+  for (int c = 0; c < Row::CHUNKS; ++c) {
+    KeyT v[V];
+    row.get(c, lane, v);
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+      const unsigned sel = (cb >> (c * V + j)) & 1u;
+      rtopk_stage_put(st0 + slot * (unsigned)sizeof(rtopk_entry<KeyT>), v[j], (unsigned)((c * 32 + lane) * V + j), sel);
+      slot += sel;
+    }
+  }
+  __syncwarp();
+  rtopk_entry<KeyT> e;
+  e.key = 0;
+  e.pos = 0;
+  bool win = false;
+  if ((unsigned)lane < ncand) {
+    e = stage[lane];
+    unsigned rank = 0;
+    for (unsigned m = 0; m < ncand; ++m) {
+      const rtopk_entry<KeyT> f = stage[m];
+      rank += (f.key > e.key || (f.key == e.key && f.pos < e.pos)) ? 1u : 0u;
+    }
+    win = rank < need;
+  }
+  const unsigned wins = __ballot_sync(0xffffffffu, win);
+  __syncwarp();
+  /* the winners' final slots, after the gt keys > hi that the select stages in slots 0 .. gt - 1 */
+  const unsigned ws = gt + (unsigned)__popc(wins & lane_lt);
+  rtopk_stage_put(st0 + ws * (unsigned)sizeof(rtopk_entry<KeyT>), e.key, e.pos, win && ws < kcap ? 1u : 0u);
+}
+
 /* ------------------------------------------------------------------ the kernel */
 
 /* Blocks of 256 threads per SM that the register budget must allow: 4 (<= 64 registers)
  * for the register buckets, so that 32 warps (rows) are in flight per SM, 5 (<= 48) for
  * R = 128, except where that would spill in the search or select loops: 3 (<= 80) for
- * 64-bit keys at R = 512 and the generic kind's 32-bit keys at R = 1024, none for 64-bit
+ * 64-bit keys at R = 512, the generic kind's 32-bit keys at R = 768 and F32 at R = 1024
+ * (H100, 2^18 x 1024, k = 16: 0.621 ms at 80 registers, 0.781 ms spilling at 64), 2 (<= 128) for
+ * 64-bit keys at R = 768 and the generic kind's 32-bit keys at R = 1024, none for 64-bit
  * keys at R = 1024 (64 registers of keys per lane) and for the shared-memory buckets
- * (under 64 anyway). Checked with -Xptxas -v: no spills but a few bytes outside the
- * loops (F32 at R = 1024). */
+ * (under 64 anyway). Checked with -Xptxas -v: no spills but a few bytes (F32 at R = 768
+ * and 1024). */
 template <typename KeyT, int R, bool SMEM, int KIND>
 struct rtopk_min_blocks {
-  static constexpr bool wide = (sizeof(KeyT) == 8 && R >= 512) || (KIND == RTOPK_KIND_GENERIC && R >= 1024);
+  static constexpr bool wide = (sizeof(KeyT) == 8 && R >= 512) || (KIND == RTOPK_KIND_GENERIC && R >= 768) ||
+                               (sizeof(KeyT) == 4 && R >= 1024);
   static constexpr int value = SMEM || (sizeof(KeyT) == 8 && R >= 1024) ? 1
+                               : (sizeof(KeyT) == 8 && R >= 768) ||
+                                         (KIND == RTOPK_KIND_GENERIC && R >= 1024) ? 2
                                : wide                                  ? 3
                                : R <= 128                              ? 5
                                                                        : RTOPK_REG_MIN_BLOCKS;
@@ -578,8 +735,7 @@ __global__ void __launch_bounds__(256, (rtopk_min_blocks<KeyT, R, SMEM, KIND>::v
   const int warp = (int)(threadIdx.x >> 5);
   const int64_t warps_total = (int64_t)gridDim.x * (blockDim.x >> 5);
   unsigned char* wsm = rtopk_smem + (size_t)warp * P.warp_smem;
-  KeyT* sort_key = (KeyT*)(wsm + P.row_smem);
-  uint16_t* sort_idx = (uint16_t*)(wsm + P.row_smem + (((size_t)P.sort_cap * sizeof(KeyT) + 15) & ~(size_t)15));
+  rtopk_entry<KeyT>* stage = (rtopk_entry<KeyT>*)(wsm + P.row_smem); /* P.sort_cap entries */
   const rtopk_xf<KeyT> x = rtopk_make_xf<KeyT, KIND>(P.dtype, P.smallest);
   const KeyT ones = (KeyT)~(KeyT)0;
 
@@ -650,6 +806,7 @@ __global__ void __launch_bounds__(256, (rtopk_min_blocks<KeyT, R, SMEM, KIND>::v
     const int64_t k = P.k;
     KeyT thi, tlo;
     unsigned need;
+    bool fin = false; /* the exact search ended in rtopk_finish */
     int steps = 0;
     if ((int64_t)len <= k) {
       thi = ones;
@@ -696,7 +853,15 @@ __global__ void __launch_bounds__(256, (rtopk_min_blocks<KeyT, R, SMEM, KIND>::v
         lo_r = Space::of_key(lo, x, P.dtype);
         hi_r = Space::of_key(hi, x, P.dtype);
       }
+      /* the finish is left out when the steps are recorded (bench/rtopk_accuracy's Table 1:
+       * the search's own convergence, as in the paper) */
+      const bool finish = !SMEM && !P.iters;
       while (lo < hi) {
+        if (finish && c_lo - gt <= (unsigned)RTOPK_FINISH && lo >= (KeyT)1) {
+          rtopk_finish<KeyT, R, SMEM>(row, lane, lane_lt, lo, hi, c_lo - gt, gt, ku - gt, ku, stage);
+          fin = true;
+          break;
+        }
         ++steps;
         KeyT m = (KeyT)(lo + (KeyT)((KeyT)(hi - lo) >> 1) + 1); /* the key midpoint, in (lo, hi] */
         bool m_is_value = false;
@@ -740,6 +905,10 @@ __global__ void __launch_bounds__(256, (rtopk_min_blocks<KeyT, R, SMEM, KIND>::v
         thi = (KeyT)(hit_m - 1); /* the k keys >= hit_m are the results; no ties to take */
         tlo = thi;
         need = 0;
+      } else if (fin) {
+        thi = hi; /* the keys > hi, then the finish's winners */
+        tlo = thi;
+        need = 0;
       } else {
         thi = lo;
         tlo = lo;
@@ -748,75 +917,115 @@ __global__ void __launch_bounds__(256, (rtopk_min_blocks<KeyT, R, SMEM, KIND>::v
     }
     if (P.iters && lane == 0) P.iters[r] = steps;
 
-    /* ---- select in index order: slot = results before this element */
-    unsigned taken = 0; /* [tlo, thi] elements taken so far */
-    unsigned slot0 = 0; /* results written so far */
+    /* ---- select. Results: every valid key > thi, then the first `need` valid keys in
+     * [tlo, thi] in index order (need == 0 when the search hit count == k exactly). */
     const int64_t obase = r * k;
     /* slot < k: slots stay below len <= R, so min(k, R) bounds them in 32 bits */
     const unsigned kcap = k < (int64_t)R ? (unsigned)k : (unsigned)R;
-#pragma unroll Row::UNROLL
-    for (int c = 0; c < CHUNKS; ++c) {
-      if (c < chunks) {
+    unsigned nsel;
+    if (!SMEM) {
+      /* Register rows: one bit per key of the lane (bit c * V + j; R / 32 <= 32 keys), one
+       * scan of the per-lane counts over the warp, then each lane stages its results in its
+       * slots of the warp's shared-memory slice (rtopk_entry). The slots are in
+       * lane order, not index order: unsorted output allows any order, and the sort below
+       * breaks ties by position. The output is written from the slice, 32 slots at a time,
+       * so a key is decoded and its two stores addressed once per result, not once per key. */
+      uint32_t bits = 0;
+      if (need == 0) {
+#pragma unroll
+        for (int c = 0; c < CHUNKS; ++c) {
+          KeyT v[V];
+          row.get(c, lane, v);
+#pragma unroll
+          for (int j = 0; j < V; ++j) /* padding (key 0) is never > thi */
+            if (v[j] > thi) bits |= 1u << (c * V + j);
+        }
+      } else {
+        rtopk_select_ties<KeyT, R, SMEM, PBITS>(row, lane, lane_lt, chunks, len, thi, tlo, need, &bits);
+      }
+      const unsigned cnt = (unsigned)__popc(bits);
+      unsigned incl = cnt;
+#pragma unroll
+      for (int o = 1; o < 32; o <<= 1) {
+        const unsigned t = __shfl_up_sync(0xffffffffu, incl, o);
+        if (lane >= o) incl += t;
+      }
+      const unsigned total = __shfl_sync(0xffffffffu, incl, 31);
+      /* predicated stores to consecutive slots, no branch per key */
+      if (incl > kcap) { /* only if the search were wrong: never write past the k slots */
+        const unsigned keep = kcap > incl - cnt ? kcap - (incl - cnt) : 0u;
+        while ((unsigned)__popc(bits) > keep) bits &= ~(0x80000000u >> __clz(bits));
+      }
+      /* predicated stores to consecutive slots, no branch per key */
+      unsigned st = (unsigned)__cvta_generic_to_shared(stage + (incl - cnt));
+      const unsigned lane_pos = (unsigned)(lane * V);
+#pragma unroll
+      for (int c = 0; c < CHUNKS; ++c) {
         KeyT v[V];
         row.get(c, lane, v);
-        const int pos = (c * 32 + lane) * V;
-        unsigned selmask = 0;
-#pragma unroll
-        for (int j = 0; j < V; ++j) /* padding (key 0) is never > thi */
-          if (v[j] > thi) selmask |= 1u << j;
-        if (taken < need) { /* warp-uniform; skipped when the search hit count == k */
-          unsigned ties = 0, tiemask = 0;
-#pragma unroll
-          for (int j = 0; j < V; ++j)
-            if (pos + j < len && v[j] >= tlo && v[j] <= thi) {
-              tiemask |= 1u << j;
-              ++ties;
-            }
-          unsigned tot;
-          const unsigned before = taken + rtopk_lane_prefix<PBITS>(ties, lane_lt, &tot);
-          unsigned seen = 0;
-#pragma unroll
-          for (int j = 0; j < V; ++j)
-            if (tiemask & (1u << j)) {
-              if (before + seen < need) selmask |= 1u << j;
-              ++seen;
-            }
-          taken += tot;
-        }
-        unsigned tot;
-        unsigned slot = slot0 + rtopk_lane_prefix<PBITS>((unsigned)__popc(selmask), lane_lt, &tot);
-        slot0 += tot;
 #pragma unroll
         for (int j = 0; j < V; ++j) {
-          const bool sel = (selmask >> j) & 1u;
-          if (sel && slot < kcap) {
-            if (P.sorted) {
-              if (slot < (unsigned)P.sort_cap) {
-                sort_key[slot] = v[j];
-                sort_idx[slot] = (uint16_t)(pos + j);
-              }
-            } else {
-              rtopk_emit<KeyT>(P, x, src, obase, slot, v[j], pos + j);
-            }
-          }
-          slot += sel ? 1u : 0u;
+          const unsigned sel = (bits >> (c * V + j)) & 1u;
+          rtopk_stage_put(st, v[j], lane_pos + (unsigned)(c * 32 * V + j), sel);
+          st += sel * (unsigned)sizeof(rtopk_entry<KeyT>);
         }
       }
+      const unsigned all = fin ? (unsigned)k : total; /* the finish staged its winners after the keys > hi */
+      nsel = all < kcap ? all : kcap; /* == min(len, k) */
+      __syncwarp();
+      if (!P.sorted)
+        for (unsigned s = (unsigned)lane; s < nsel; s += 32)
+          rtopk_emit<KeyT>(P, x, src, obase, s, stage[s].key, (int)stage[s].pos);
+    } else {
+      /* Shared-memory rows: per chunk in index order, slot = results before this element;
+       * written directly (unsorted) or staged for the sort. */
+      unsigned taken = 0; /* [tlo, thi] elements taken so far */
+      unsigned slot0 = 0; /* results written so far */
+#pragma unroll Row::UNROLL
+      for (int c = 0; c < CHUNKS; ++c) {
+        if (c < chunks) {
+          KeyT v[V];
+          row.get(c, lane, v);
+          const int pos = (c * 32 + lane) * V;
+          const unsigned selmask = rtopk_chunk_select<KeyT, V, PBITS>(v, pos, len, lane_lt, thi, tlo, need, &taken);
+          unsigned tot;
+          unsigned slot = slot0 + rtopk_lane_prefix<PBITS>((unsigned)__popc(selmask), lane_lt, &tot);
+          slot0 += tot;
+#pragma unroll
+          for (int j = 0; j < V; ++j) {
+            const bool sel = (selmask >> j) & 1u;
+            if (sel && slot < kcap) {
+              if (P.sorted) {
+                if (slot < (unsigned)P.sort_cap) {
+                  rtopk_entry<KeyT> e;
+                  e.key = v[j];
+                  e.pos = (decltype(e.pos))(pos + j);
+                  stage[slot] = e;
+                }
+              } else {
+                rtopk_emit<KeyT>(P, x, src, obase, slot, v[j], pos + j);
+              }
+            }
+            slot += sel ? 1u : 0u;
+          }
+        }
+      }
+      nsel = slot0 < kcap ? slot0 : kcap; /* == min(len, k) */
     }
-    const unsigned nsel = slot0 < kcap ? slot0 : kcap; /* == min(len, k) */
 
-    /* ---- TOPK_SORTED: rank every staged result (key descending, then index) */
+    /* ---- TOPK_SORTED: rank every staged result (key descending, then position) */
     if (P.sorted) {
       __syncwarp();
       const unsigned cnt = nsel < (unsigned)P.sort_cap ? nsel : (unsigned)P.sort_cap;
       for (unsigned e = (unsigned)lane; e < cnt; e += 32) {
-        const KeyT ke = sort_key[e];
+        const KeyT ke = stage[e].key;
+        const unsigned pe = stage[e].pos;
         unsigned rank = 0;
         for (unsigned f = 0; f < cnt; ++f) {
-          const KeyT kf = sort_key[f];
-          rank += (kf > ke || (kf == ke && f < e)) ? 1u : 0u; /* slots are in index order */
+          const rtopk_entry<KeyT> ef = stage[f];
+          rank += (ef.key > ke || (ef.key == ke && ef.pos < pe)) ? 1u : 0u;
         }
-        rtopk_emit<KeyT>(P, x, src, obase, rank, ke, (int)sort_idx[e]);
+        rtopk_emit<KeyT>(P, x, src, obase, rank, ke, (int)pe);
       }
     }
 
@@ -826,7 +1035,7 @@ __global__ void __launch_bounds__(256, (rtopk_min_blocks<KeyT, R, SMEM, KIND>::v
       if (P.index_type == TOPK_INDEX_I64) ((int64_t*)P.indices)[obase + s] = -1;
       else if (P.index_type == TOPK_INDEX_I32) ((int32_t*)P.indices)[obase + s] = -1;
     }
-    if (SMEM || P.sorted) __syncwarp(); /* the next row reuses the shared-memory slices */
+    __syncwarp(); /* the next row reuses the shared-memory slices */
   }
 }
 

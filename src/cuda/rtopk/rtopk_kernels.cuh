@@ -402,6 +402,16 @@ __device__ __forceinline__ void rtopk_stage_put(unsigned addr, uint64_t key, uns
                : "memory");
 }
 
+/* Inclusive prefix sum of x over the lanes (shuffles; x of any size). */
+__device__ __forceinline__ unsigned rtopk_lane_incl_sum(unsigned x, int lane) {
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const unsigned t = __shfl_up_sync(0xffffffffu, x, o);
+    if (lane >= o) x += t;
+  }
+  return x;
+}
+
 /*
  * Exclusive prefix sum and total over the lanes of a small per-lane count x in
  * [0, 2^BITS): one ballot per bit instead of a shuffle scan.
@@ -650,12 +660,7 @@ __device__ __forceinline__ void rtopk_finish(const rtopk_row<KeyT, R, SMEM>& row
       if (v[j] >= lo && v[j] <= hi) cb |= 1u << (c * V + j);
   }
   const unsigned cnt = (unsigned)__popc(cb);
-  unsigned incl = cnt;
-#pragma unroll
-  for (int o = 1; o < 32; o <<= 1) {
-    const unsigned t = __shfl_up_sync(0xffffffffu, incl, o);
-    if (lane >= o) incl += t;
-  }
+  const unsigned incl = rtopk_lane_incl_sum(cnt, lane);
   if (incl > RTOPK_FINISH) cb = 0; /* only if the counts disagreed: stay inside the slots */
   const unsigned st0 = (unsigned)__cvta_generic_to_shared(stage);
   unsigned slot = incl - cnt;
@@ -944,12 +949,7 @@ __global__ void __launch_bounds__(256, (rtopk_min_blocks<KeyT, R, SMEM, KIND>::v
         rtopk_select_ties<KeyT, R, SMEM, PBITS>(row, lane, lane_lt, chunks, len, thi, tlo, need, &bits);
       }
       const unsigned cnt = (unsigned)__popc(bits);
-      unsigned incl = cnt;
-#pragma unroll
-      for (int o = 1; o < 32; o <<= 1) {
-        const unsigned t = __shfl_up_sync(0xffffffffu, incl, o);
-        if (lane >= o) incl += t;
-      }
+      const unsigned incl = rtopk_lane_incl_sum(cnt, lane);
       const unsigned total = __shfl_sync(0xffffffffu, incl, 31);
       /* predicated stores to consecutive slots, no branch per key */
       if (incl > kcap) { /* only if the search were wrong: never write past the k slots */

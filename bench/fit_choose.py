@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
 """fit_choose.py: fits TOPK_ALGO_AUTO's table (src/choose_table.h) to the choose sweep.
 
-  python3 bench/fit_choose.py bench/results/h100_choose_sweep.csv -o src/choose_table.h
+  python3 bench/fit_choose.py bench/results/h100_choose_sweep.csv \
+      bench/results/h100_choose_sweep_rtopk_s10.csv -o src/choose_table.h
+
+A later CSV's timing replaces an earlier one's for the same case and algorithm, so that an
+algorithm re-swept alone after a change (`topk bench --suite choose --algo rtopk`) updates
+its cells without a whole new sweep.
 
 The sweep (`topk bench --suite choose`, bench/suites.txt) times every algorithm that
 supports each case on a grid of (rows, row length, k) per plane, a plane being a key

@@ -92,7 +92,7 @@ static int make_plan(const topk_problem* p, rtopk_plan* L) {
    * memory rows only for the sort */
   if (!smem_row || (p->flags & TOPK_SORTED)) {
     L->sort_cap = (int)(p->k < L->cap ? p->k : L->cap);
-    /* rtopk_entry: key and position, 4, 8 or 16 bytes */
+    /* rtopk_entry: a (key, position) composite, 4, 8 or 16 bytes */
     const size_t entry = L->es == 2 ? 4 : L->es == 4 ? 8 : 16;
     /* register rows: at least RTOPK_FINISH entries, the exact search's finish stages its
      * candidates there */
@@ -138,19 +138,21 @@ static topk_status launch_width(const rtopk_plan* L, const rtopk_params& P, cuda
 /* The thread-per-row path (rtopk_thread_rows.cuh): exact mode, 16- and 32-bit keys, rows of
  * <= 256 with k <= 16. A thread's work grows with n x K (the queue bucket: 4, 8, 16), and a
  * thread per row needs many rows per SM to fill it, so the bound on n x K grows with the rows
- * per SM: 128 below 64 rows per SM, 512 below 256, else 1024 (the H100 moe suite, both paths
- * forced, docs/BENCHMARKS.md session 10: the thread path 1.2-8x faster inside these bounds,
- * 0.3-0.95x outside). TOPK_RTOPK_PATH=search or thread forces either where the thread path
- * can run (for measurement). */
+ * per SM: none below 16 rows per SM (a lone thread's chain of compare-exchanges is slower than
+ * a warp's search: the choose sweep, 1-16 rows of 16, +3 us), 128 below 64 rows per SM, 512
+ * below 256, else 1024 (the H100 moe suite, both paths forced, docs/BENCHMARKS.md session 10).
+ * TOPK_RTOPK_PATH=search or thread forces either where the thread path can run (for
+ * measurement). */
 static int use_thread_path(const topk_problem* p, int es, const int* iters, int sm_count) {
   if (iters || p->max_iter != 0 || (es != 2 && es != 4) || p->n > RTOPK_THREAD_MAX_N || p->k > RTOPK_THREAD_MAX_K)
     return 0;
+  if (!p->row_offsets && p->k >= p->n) return 0; /* the search path copies such rows without a search */
   const char* e = getenv("TOPK_RTOPK_PATH");
   if (e && strcmp(e, "search") == 0) return 0;
   if (e && strcmp(e, "thread") == 0) return 1;
   const int64_t queue = p->k <= 4 ? 4 : p->k <= 8 ? 8 : 16;
   const int64_t per_sm = p->batch / (sm_count > 0 ? sm_count : 132);
-  const int64_t bound = per_sm >= 256 ? 1024 : per_sm >= 64 ? 512 : 128;
+  const int64_t bound = per_sm >= 256 ? 1024 : per_sm >= 64 ? 512 : per_sm >= 16 ? 128 : 0;
   return p->n * queue <= bound;
 }
 

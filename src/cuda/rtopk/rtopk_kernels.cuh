@@ -377,7 +377,22 @@ template <> struct rtopk_wide<uint64_t> { typedef unsigned long long type; };
  * then position ascending, the project's tie rule). 16-bit keys as one composite word, so
  * that ranking compares once (the sorted path's quadratic rank loop: bf16 sorted rows took
  * 2x as long with separate fields). Written with one shared-memory store (rtopk_stage_put). */
-template <typename KeyT> struct rtopk_entry;
+template <typename KeyT> struct alignas(2 * sizeof(KeyT)) rtopk_entry {
+  KeyT k, p; /* key, position (as wide as the key: one vector store) */
+  static __device__ __forceinline__ rtopk_entry make(KeyT key, unsigned pos) {
+    rtopk_entry e;
+    e.k = key;
+    e.p = pos;
+    return e;
+  }
+  __device__ __forceinline__ KeyT key() const { return k; }
+  __device__ __forceinline__ unsigned pos() const { return (unsigned)p; }
+  /* bitwise, not ||: a short-circuit compiles to a divergent branch per compare (4x slower
+   * in the sorted path's rank loop, f32 4096 x 4096, k = 1024) */
+  __device__ __forceinline__ bool before(const rtopk_entry& o) const {
+    return (unsigned)(k > o.k) | ((unsigned)(k == o.k) & (unsigned)(p < o.p));
+  }
+};
 template <> struct alignas(4) rtopk_entry<uint16_t> {
   uint32_t w; /* key << 16 | (0xFFFF - position) */
   static __device__ __forceinline__ rtopk_entry make(uint16_t key, unsigned pos) {
@@ -388,38 +403,6 @@ template <> struct alignas(4) rtopk_entry<uint16_t> {
   __device__ __forceinline__ uint16_t key() const { return (uint16_t)(w >> 16); }
   __device__ __forceinline__ unsigned pos() const { return 0xFFFFu - (w & 0xFFFFu); }
   __device__ __forceinline__ bool before(const rtopk_entry& o) const { return w > o.w; }
-};
-template <> struct alignas(8) rtopk_entry<uint32_t> {
-  uint32_t k, p; /* key, position */
-  static __device__ __forceinline__ rtopk_entry make(uint32_t key, unsigned pos) {
-    rtopk_entry e;
-    e.k = key;
-    e.p = pos;
-    return e;
-  }
-  __device__ __forceinline__ uint32_t key() const { return k; }
-  __device__ __forceinline__ unsigned pos() const { return p; }
-  /* bitwise, not ||: a short-circuit compiles to a divergent branch per compare (4x slower
-   * in the sorted path's rank loop, f32 4096 x 4096, k = 1024) */
-  __device__ __forceinline__ bool before(const rtopk_entry& o) const {
-    return (unsigned)(k > o.k) | ((unsigned)(k == o.k) & (unsigned)(p < o.p));
-  }
-};
-template <> struct alignas(16) rtopk_entry<uint64_t> {
-  uint64_t k, p; /* key, position */
-  static __device__ __forceinline__ rtopk_entry make(uint64_t key, unsigned pos) {
-    rtopk_entry e;
-    e.k = key;
-    e.p = pos;
-    return e;
-  }
-  __device__ __forceinline__ uint64_t key() const { return k; }
-  __device__ __forceinline__ unsigned pos() const { return (unsigned)p; }
-  /* bitwise, not ||: a short-circuit compiles to a divergent branch per compare (4x slower
-   * in the sorted path's rank loop, f32 4096 x 4096, k = 1024) */
-  __device__ __forceinline__ bool before(const rtopk_entry& o) const {
-    return (unsigned)(k > o.k) | ((unsigned)(k == o.k) & (unsigned)(p < o.p));
-  }
 };
 
 /* *addr = rtopk_entry::make(key, pos) if sel (a shared-memory address; predicated in PTX, so

@@ -405,21 +405,21 @@ template <> struct alignas(4) rtopk_entry<uint16_t> {
   __device__ __forceinline__ bool before(const rtopk_entry& o) const { return w > o.w; }
 };
 
-/* *addr = rtopk_entry::make(key, pos) if sel (a shared-memory address; predicated in PTX, so
- * that an unrolled loop of these has no branch per key). */
-__device__ __forceinline__ void rtopk_stage_put(unsigned addr, uint16_t key, unsigned pos, unsigned sel) {
+/* *addr = e if sel (a shared-memory address; predicated in PTX, so that an unrolled loop of
+ * these has no branch per key). */
+__device__ __forceinline__ void rtopk_stage_put(unsigned addr, const rtopk_entry<uint16_t>& e, unsigned sel) {
   asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %2, 0;\n\t@p st.shared.u32 [%0], %1;\n\t}" ::"r"(addr),
-               "r"(((unsigned)key << 16) | (0xFFFFu - pos)), "r"(sel)
+               "r"(e.w), "r"(sel)
                : "memory");
 }
-__device__ __forceinline__ void rtopk_stage_put(unsigned addr, uint32_t key, unsigned pos, unsigned sel) {
+__device__ __forceinline__ void rtopk_stage_put(unsigned addr, const rtopk_entry<uint32_t>& e, unsigned sel) {
   asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %3, 0;\n\t@p st.shared.v2.u32 [%0], {%1, %2};\n\t}" ::"r"(addr),
-               "r"(key), "r"(pos), "r"(sel)
+               "r"(e.k), "r"(e.p), "r"(sel)
                : "memory");
 }
-__device__ __forceinline__ void rtopk_stage_put(unsigned addr, uint64_t key, unsigned pos, unsigned sel) {
+__device__ __forceinline__ void rtopk_stage_put(unsigned addr, const rtopk_entry<uint64_t>& e, unsigned sel) {
   asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %3, 0;\n\t@p st.shared.v2.u64 [%0], {%1, %2};\n\t}" ::"r"(addr),
-               "l"(key), "l"((uint64_t)pos), "r"(sel)
+               "l"(e.k), "l"((uint64_t)e.pos()), "r"(sel)
                : "memory");
 }
 
@@ -604,6 +604,14 @@ __device__ __forceinline__ void rtopk_emit(const rtopk_params& P, const rtopk_xf
   else if (P.index_type == TOPK_INDEX_I32) ((int32_t*)P.indices + obase)[slot] = idx;
 }
 
+/* Writes an empty result slot (a row shorter than k): the worst value and index -1. */
+template <typename KeyT>
+__device__ __forceinline__ void rtopk_emit_empty(const rtopk_params& P, int64_t obase, int64_t slot) {
+  ((KeyT*)P.values + obase)[slot] = (KeyT)P.worst_bits;
+  if (P.index_type == TOPK_INDEX_I64) ((int64_t*)P.indices + obase)[slot] = -1;
+  else if (P.index_type == TOPK_INDEX_I32) ((int32_t*)P.indices + obase)[slot] = -1;
+}
+
 /* One chunk's selection mask (bit j: key j of the lane): every key > thi, then keys in
  * [tlo, thi] in index order while fewer than `need` have been taken (*taken counts them
  * over the chunks so far; warp-uniform). */
@@ -692,7 +700,8 @@ __device__ __forceinline__ void rtopk_finish(const rtopk_row<KeyT, R, SMEM>& row
 #pragma unroll
     for (int j = 0; j < V; ++j) {
       const unsigned sel = (cb >> (c * V + j)) & 1u;
-      rtopk_stage_put(st0 + slot * (unsigned)sizeof(rtopk_entry<KeyT>), v[j], (unsigned)((c * 32 + lane) * V + j), sel);
+      rtopk_stage_put(st0 + slot * (unsigned)sizeof(rtopk_entry<KeyT>),
+                      rtopk_entry<KeyT>::make(v[j], (unsigned)((c * 32 + lane) * V + j)), sel);
       slot += sel;
     }
   }
@@ -710,7 +719,7 @@ __device__ __forceinline__ void rtopk_finish(const rtopk_row<KeyT, R, SMEM>& row
   __syncwarp();
   /* the winners' final slots, after the gt keys > hi that the select stages in slots 0 .. gt - 1 */
   const unsigned ws = gt + (unsigned)__popc(wins & lane_lt);
-  rtopk_stage_put(st0 + ws * (unsigned)sizeof(rtopk_entry<KeyT>), e.key(), e.pos(), win && ws < kcap ? 1u : 0u);
+  rtopk_stage_put(st0 + ws * (unsigned)sizeof(rtopk_entry<KeyT>), e, win && ws < kcap ? 1u : 0u);
 }
 
 /* ------------------------------------------------------------------ the kernel */
@@ -983,7 +992,7 @@ __global__ void __launch_bounds__(256, (rtopk_min_blocks<KeyT, R, SMEM, KIND>::v
 #pragma unroll
         for (int j = 0; j < V; ++j) {
           const unsigned sel = (bits >> (c * V + j)) & 1u;
-          rtopk_stage_put(st, v[j], lane_pos + (unsigned)(c * 32 * V + j), sel);
+          rtopk_stage_put(st, rtopk_entry<KeyT>::make(v[j], lane_pos + (unsigned)(c * 32 * V + j)), sel);
           st += sel * (unsigned)sizeof(rtopk_entry<KeyT>);
         }
       }
@@ -1042,11 +1051,7 @@ __global__ void __launch_bounds__(256, (rtopk_min_blocks<KeyT, R, SMEM, KIND>::v
     }
 
     /* ---- rows shorter than k: index -1 and the worst value */
-    for (int64_t s = (int64_t)nsel + lane; s < k; s += 32) {
-      ((KeyT*)P.values)[obase + s] = (KeyT)P.worst_bits;
-      if (P.index_type == TOPK_INDEX_I64) ((int64_t*)P.indices)[obase + s] = -1;
-      else if (P.index_type == TOPK_INDEX_I32) ((int32_t*)P.indices)[obase + s] = -1;
-    }
+    for (int64_t s = (int64_t)nsel + lane; s < k; s += 32) rtopk_emit_empty<KeyT>(P, obase, s);
     __syncwarp(); /* the next row reuses the shared-memory slices */
   }
 }

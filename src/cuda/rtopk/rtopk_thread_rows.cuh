@@ -39,13 +39,13 @@ enum {
 
 /* The composite of a key: the type twice as wide, and how to build and split it. */
 template <typename KeyT> struct rtopk_comp;
-template <> struct rtopk_comp<uint16_t> {
+template <> struct rtopk_comp<uint16_t> { /* the word of rtopk_entry<uint16_t> (rtopk_kernels.cuh) */
   typedef uint32_t type;
   static __device__ __forceinline__ uint32_t make(uint16_t key, unsigned idx) {
-    return ((uint32_t)key << 16) | (0xFFFFu - idx);
+    return rtopk_entry<uint16_t>::make(key, idx).w;
   }
-  static __device__ __forceinline__ uint16_t key(uint32_t c) { return (uint16_t)(c >> 16); }
-  static __device__ __forceinline__ unsigned idx(uint32_t c) { return 0xFFFFu - (c & 0xFFFFu); }
+  static __device__ __forceinline__ uint16_t key(uint32_t c) { return rtopk_entry<uint16_t>{c}.key(); }
+  static __device__ __forceinline__ unsigned idx(uint32_t c) { return rtopk_entry<uint16_t>{c}.pos(); }
 };
 template <> struct rtopk_comp<uint32_t> {
   typedef uint64_t type;
@@ -104,22 +104,20 @@ __global__ void __launch_bounds__(RTOPK_THREAD_BLOCK) rtopk_thread_kernel(const 
     /* the queue is best first: sorted and unsorted output alike; empty slots (rows shorter
      * than k) get the worst value and index -1 */
     const int64_t obase = r * P.k;
-    KeyT* vout = (KeyT*)P.values + obase;
 #pragma unroll
     for (int s = 0; s < K; ++s) {
       if (s < k) {
         if (s < len) {
+          /* as rtopk_emit, with the index unsigned (zero-extended to i64) */
           const unsigned idx = Comp::idx(q[s]);
           bool nan;
           KeyT raw = rtopk_raw(Comp::key(q[s]), x, &nan);
           if (nan) raw = src[idx]; /* NaN payloads survive */
-          vout[s] = raw;
+          ((KeyT*)P.values + obase)[s] = raw;
           if (P.index_type == TOPK_INDEX_I64) ((int64_t*)P.indices + obase)[s] = (int64_t)idx;
           else if (P.index_type == TOPK_INDEX_I32) ((int32_t*)P.indices + obase)[s] = (int32_t)idx;
         } else {
-          vout[s] = (KeyT)P.worst_bits;
-          if (P.index_type == TOPK_INDEX_I64) ((int64_t*)P.indices + obase)[s] = -1;
-          else if (P.index_type == TOPK_INDEX_I32) ((int32_t*)P.indices + obase)[s] = -1;
+          rtopk_emit_empty<KeyT>(P, obase, s);
         }
       }
     }

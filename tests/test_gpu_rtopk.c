@@ -197,7 +197,8 @@ done:
 
 /* ------------------------------------------------------------------ tests */
 
-/* Small and quick: both storage kinds, sorted, offsets, unaligned rows, early stopping. */
+/* Small and quick: both storage kinds, sorted, offsets, unaligned rows, early stopping, the
+ * thread-group path. */
 TEST(sanitizer_small) {
   static const int64_t off[] = {0, 0, 3, 40, 1040, 1041, 3000};
   GPU_SKIP_WITHOUT_DEVICE();
@@ -212,6 +213,14 @@ TEST(sanitizer_small) {
       .gen = {.dist = GEN_ALL_EQUAL});
   ES_RUN(.dtype = TOPK_F32, .batch = 33, .n = 256, .k = 16, .max_iter = 3, .gen = {.dist = GEN_NORMAL});
   ES_RUN(.dtype = TOPK_F32, .batch = 33, .n = 256, .k = 16, .max_iter = 64, .distinct = 1);
+  /* the thread-group path: empty and 1-element rows, unaligned rows, 2 and 4 lanes per row */
+  static const int64_t toff[] = {0, 0, 1, 6, 69, 70, 71, 200, 256};
+  RUN(.dtype = TOPK_F32, .batch = 8, .n = 256, .k = 6, .gen = {.dist = GEN_ZIPF}, .offsets = toff,
+      .env = {{"TOPK_RTOPK_PATH", "thread"}, {"TOPK_RTOPK_GROUP", "4"}});
+  RUN(.dtype = TOPK_BF16, .batch = 40, .n = 100, .ld = 103, .k = 16, .flags = TOPK_SORTED,
+      .gen = {.dist = GEN_NORMAL}, .env = {{"TOPK_RTOPK_PATH", "thread"}, {"TOPK_RTOPK_GROUP", "4"}});
+  RUN(.dtype = TOPK_F32, .batch = 40, .n = 64, .k = 8, .gen = {.dist = GEN_UNIFORM},
+      .env = {{"TOPK_RTOPK_PATH", "thread"}, {"TOPK_RTOPK_GROUP", "2"}});
   return TEST_OK;
 }
 
@@ -343,35 +352,39 @@ TEST(variable_rows) {
   return TEST_OK;
 }
 
-/* The thread-per-row path (rtopk_thread_rows.cuh: n <= 256, k <= 16, 16- and 32-bit keys),
- * forced, and the warp search forced on the same shapes; then the default rule. Every
- * distribution (NaN and inf mixes included) and direction, sorted or not, queue buckets
- * 4 / 8 / 16 and their edges, rows shorter than k, unaligned rows, offsets, index types. */
+/* The thread-group path (rtopk_thread_rows.cuh: n <= 256, k <= 16, 16- and 32-bit keys),
+ * forced at 1, 2 and 4 lanes per row (TOPK_RTOPK_GROUP=8 is ignored: 4), and the warp search forced on the same shapes; then
+ * the default rule. Every distribution (NaN and inf mixes included) and direction, sorted or
+ * not, queue buckets 4 / 8 / 16 and their edges, rows shorter than k and than the group,
+ * unaligned rows, offsets, index types. */
 TEST(thread_path) {
   static const topk_dtype dts[] = {TOPK_F32, TOPK_F16, TOPK_BF16, TOPK_I32, TOPK_U32};
-  static const char* paths[] = {"thread", "search"};
+  static const char* paths[] = {"thread", "thread", "thread", "thread", "search"};
+  static const char* groups[] = {"1", "2", "4", "8", NULL}; /* "8" is not a group size: the rule picks */
   GPU_SKIP_WITHOUT_DEVICE();
-  for (int pth = 0; pth < 2; ++pth)
+  for (int pth = 0; pth < COUNT(paths); ++pth)
     for (int d = 0; d < COUNT(dts); ++d)
       for (int g = 0; g < gpu_case_dist_count; ++g)
         for (int f = 0; f < 4; ++f) {
           const unsigned flags = (f & 1 ? TOPK_SMALLEST : 0u) | (f & 2 ? TOPK_SORTED : 0u);
           RUN(.dtype = dts[d], .batch = 300, .n = 64, .k = 8, .flags = flags, .gen = gpu_case_dists[g],
-              .env = {{"TOPK_RTOPK_PATH", paths[pth]}});
+              .env = {{"TOPK_RTOPK_PATH", paths[pth]}, {"TOPK_RTOPK_GROUP", groups[pth]}});
           RUN(.dtype = dts[d], .batch = 70, .n = 256, .k = 5, .flags = flags, .gen = gpu_case_dists[g],
-              .env = {{"TOPK_RTOPK_PATH", paths[pth]}});
+              .env = {{"TOPK_RTOPK_PATH", paths[pth]}, {"TOPK_RTOPK_GROUP", groups[pth]}});
           RUN(.dtype = dts[d], .batch = 70, .n = 100, .ld = 103, .k = 16, .flags = flags, .gen = gpu_case_dists[g],
-              .env = {{"TOPK_RTOPK_PATH", paths[pth]}});
+              .env = {{"TOPK_RTOPK_PATH", paths[pth]}, {"TOPK_RTOPK_GROUP", groups[pth]}});
         }
   static const int64_t ns[] = {1, 3, 4, 5, 8, 9, 16, 17, 31, 64, 127, 128, 129, 255, 256};
   static const int64_t ks[] = {1, 2, 4, 5, 8, 9, 16};
   for (int i = 0; i < COUNT(ns); ++i)
     for (int j = 0; j < COUNT(ks) && ks[j] <= ns[i]; ++j) {
-      RUN(.dtype = TOPK_F32, .batch = 33, .n = ns[i], .k = ks[j], .gen = {.dist = GEN_ZIPF},
-          .env = {{"TOPK_RTOPK_PATH", "thread"}});
-      RUN(.dtype = TOPK_BF16, .batch = 33, .n = ns[i], .k = ks[j], .flags = TOPK_SORTED | TOPK_SMALLEST,
-          .gen = {.dist = GEN_NORMAL, .nan_fraction = 0.1, .inf_fraction = 0.1},
-          .env = {{"TOPK_RTOPK_PATH", "thread"}});
+      for (int gi = 0; gi < 4; ++gi) {
+        RUN(.dtype = TOPK_F32, .batch = 33, .n = ns[i], .k = ks[j], .gen = {.dist = GEN_ZIPF},
+            .env = {{"TOPK_RTOPK_PATH", "thread"}, {"TOPK_RTOPK_GROUP", groups[gi]}});
+        RUN(.dtype = TOPK_BF16, .batch = 33, .n = ns[i], .k = ks[j], .flags = TOPK_SORTED | TOPK_SMALLEST,
+            .gen = {.dist = GEN_NORMAL, .nan_fraction = 0.1, .inf_fraction = 0.1},
+            .env = {{"TOPK_RTOPK_PATH", "thread"}, {"TOPK_RTOPK_GROUP", groups[gi]}});
+      }
       RUN(.dtype = TOPK_U32, .batch = 33, .n = ns[i], .k = ks[j], .flags = TOPK_SORTED, .gen = {.dist = GEN_ZIPF});
     }
   static const int64_t off[] = {0, 0, 1, 6, 69, 70, 71, 200, 256};
@@ -379,6 +392,11 @@ TEST(thread_path) {
     RUN(.dtype = dts[d], .batch = COUNT(off) - 1, .n = 256, .k = 8, .gen = {.dist = GEN_ZIPF}, .offsets = off);
     RUN(.dtype = dts[d], .batch = COUNT(off) - 1, .n = 256, .k = 3, .flags = TOPK_SORTED | TOPK_SMALLEST,
         .gen = {.dist = GEN_NORMAL}, .offsets = off);
+    /* so few rows take the search by default: force the groups over empty and 1-element rows */
+    for (int gi = 0; gi < 4; ++gi)
+      RUN(.dtype = dts[d], .batch = COUNT(off) - 1, .n = 256, .k = 6, .flags = gi & 1 ? TOPK_SORTED : 0u,
+          .gen = {.dist = GEN_ZIPF}, .offsets = off,
+          .env = {{"TOPK_RTOPK_PATH", "thread"}, {"TOPK_RTOPK_GROUP", groups[gi]}});
     RUN(.dtype = dts[d], .batch = 5000, .n = 128, .k = 8, .index_type = TOPK_INDEX_I32, .gen = {.dist = GEN_CD});
     RUN(.dtype = dts[d], .batch = 500, .n = 200, .k = 7, .index_type = TOPK_INDEX_NONE, .gen = {.dist = GEN_UNIFORM});
   }

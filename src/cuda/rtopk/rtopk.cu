@@ -28,7 +28,7 @@
  * a hit); for bench/rtopk_accuracy only.
  *
  * Tiny rows with small k (n x k small for the rows per SM; exact mode, 16- and 32-bit keys)
- * go to a thread per row instead (rtopk_thread_rows.cuh, use_thread_path).
+ * go to a few lanes per row instead (rtopk_thread_rows.cuh, thread_group).
  *
  * No workspace. run() never allocates, synchronises or copies to the host.
  * Longer rows (n > 4096): supports() refuses; they are another algorithm's job.
@@ -135,34 +135,57 @@ static topk_status launch_width(const rtopk_plan* L, const rtopk_params& P, cuda
   }
 }
 
-/* The thread-per-row path (rtopk_thread_rows.cuh): exact mode, 16- and 32-bit keys, rows of
- * <= 256 with k <= 16. A thread's work grows with n x K (the queue bucket: 4, 8, 16), and a
- * thread per row needs many rows per SM to fill it, so the bound on n x K grows with the rows
- * per SM: none below 16 rows per SM (a lone thread's chain of compare-exchanges is slower than
- * a warp's search: the choose sweep, 1-16 rows of 16, +3 us), 128 below 64 rows per SM, 512
- * below 256, else 1024 (the H100 moe suite, both paths forced, docs/BENCHMARKS.md session 10).
- * TOPK_RTOPK_PATH=search or thread forces either where the thread path can run (for
- * measurement). */
-static int use_thread_path(const topk_problem* p, int es, const int* iters, int sm_count) {
+/* The thread-group path (rtopk_thread_rows.cuh): exact mode, 16- and 32-bit keys, rows of
+ * <= 256 with k <= 16. Returns the lanes per row (1, 2 or 4), or 0 for the warp search.
+ * Fitted on the H100 over 4096..262144 rows x 16..256 x k 1..16, f32, every G forced
+ * (bench/results/h100_rtopk_groups_s11.csv, docs/BENCHMARKS.md session 11; the rule is within
+ * 1.13x of the best choice there, median 1.00):
+ * - G = 4 (more lanes shorten each lane's chain of compare-exchanges and read fewer rows per
+ *   warp load; 8 lanes were never the fastest: each merge round costs K shuffles and a
+ *   bitonic step), but 2 where the rows alone fill RTOPK_THREAD_FILL lanes per SM and a lane
+ *   keeps at most 64 elements, and fewer for rows under 8 x G;
+ * - the warp search below 16 lanes per SM (a lone lane's chain is slower: the choose sweep,
+ *   1-16 rows of 16, +3 us), and for rows longer than 128 below 32 rows per SM (4096 x 256:
+ *   9.8 against 14.4 us);
+ * - the warp search for 32-bit keys with k > 8 over rows longer than 128 (16 slots of 64-bit
+ *   composites; 65536 x 256, k = 16: 76 against 82 us). 16-bit keys stay here (bf16 65536 x
+ *   256, k = 16: 43 against 85 us).
+ * TOPK_RTOPK_PATH=search or thread forces either where the thread path can run, and
+ * TOPK_RTOPK_GROUP=1|2|4 the lanes per row (for measurement). */
+enum { RTOPK_THREAD_FILL = 2048 };
+static int thread_group(const topk_problem* p, int es, const int* iters, int sm_count) {
   if (iters || p->max_iter != 0 || (es != 2 && es != 4) || p->n > RTOPK_THREAD_MAX_N || p->k > RTOPK_THREAD_MAX_K)
     return 0;
   if (!p->row_offsets && p->k >= p->n) return 0; /* the search path copies such rows without a search */
+  const int64_t sms = sm_count > 0 ? sm_count : 132;
+  int g = 1;
+  while (g < 4 && p->n >= 8 * g && (p->n / g > 64 || p->batch * g < RTOPK_THREAD_FILL * sms)) g *= 2;
+  const char* eg = getenv("TOPK_RTOPK_GROUP");
+  if (eg && (!strcmp(eg, "1") || !strcmp(eg, "2") || !strcmp(eg, "4"))) g = atoi(eg);
   const char* e = getenv("TOPK_RTOPK_PATH");
   if (e && strcmp(e, "search") == 0) return 0;
-  if (e && strcmp(e, "thread") == 0) return 1;
-  const int64_t queue = p->k <= 4 ? 4 : p->k <= 8 ? 8 : 16;
-  const int64_t per_sm = p->batch / (sm_count > 0 ? sm_count : 132);
-  const int64_t bound = per_sm >= 256 ? 1024 : per_sm >= 64 ? 512 : per_sm >= 16 ? 128 : 0;
-  return p->n * queue <= bound;
+  if (e && strcmp(e, "thread") == 0) return g;
+  if (p->batch * g < 16 * sms) return 0;
+  if (p->batch < 32 * sms && p->n > 128) return 0;
+  if (es == 4 && p->k > 8 && p->n > 128) return 0;
+  return g;
+}
+
+template <typename KeyT, int K, int KIND>
+static void (*thread_kernel(int g))(rtopk_params) {
+  return g == 1 ? rtopk_thread_kernel<KeyT, K, 1, KIND>
+         : g == 2 ? rtopk_thread_kernel<KeyT, K, 2, KIND>
+                  : rtopk_thread_kernel<KeyT, K, 4, KIND>;
 }
 
 template <typename KeyT, int KIND>
-static topk_status launch_thread(const rtopk_params& P, cudaStream_t stream) {
-  int64_t blocks = (P.batch + RTOPK_THREAD_BLOCK - 1) / RTOPK_THREAD_BLOCK;
+static topk_status launch_thread(const rtopk_params& P, int g, cudaStream_t stream) {
+  const int64_t rows_per_block = RTOPK_THREAD_BLOCK / g;
+  int64_t blocks = (P.batch + rows_per_block - 1) / rows_per_block;
   if (blocks > INT_MAX) blocks = INT_MAX; /* the kernel strides over the rest */
-  void (*kernel)(rtopk_params) = P.k <= 4   ? rtopk_thread_kernel<KeyT, 4, KIND>
-                                 : P.k <= 8 ? rtopk_thread_kernel<KeyT, 8, KIND>
-                                            : rtopk_thread_kernel<KeyT, 16, KIND>;
+  void (*kernel)(rtopk_params) = P.k <= 4   ? thread_kernel<KeyT, 4, KIND>(g)
+                                 : P.k <= 8 ? thread_kernel<KeyT, 8, KIND>(g)
+                                            : thread_kernel<KeyT, 16, KIND>(g);
   kernel<<<(unsigned)blocks, RTOPK_THREAD_BLOCK, 0, stream>>>(P);
   TOPK_CUDA_TRY_LAUNCH("rtopk_thread_kernel");
   return TOPK_SUCCESS;
@@ -198,10 +221,10 @@ static topk_status rtopk_launch(const topk_problem* p, const void* in, void* val
   P.row_smem = L.row_smem;
   P.worst_bits = topk_worst_value_bits(p->dtype, P.smallest);
   P.iters = iters;
-  if (use_thread_path(p, L.es, iters, sm_count)) {
-    if (L.es == 2) return launch_thread<uint16_t, RTOPK_KIND_F16X>(P, stream);
-    return p->dtype == TOPK_F32 ? launch_thread<uint32_t, RTOPK_KIND_F32>(P, stream)
-                                : launch_thread<uint32_t, RTOPK_KIND_GENERIC>(P, stream);
+  if (const int g = thread_group(p, L.es, iters, sm_count)) {
+    if (L.es == 2) return launch_thread<uint16_t, RTOPK_KIND_F16X>(P, g, stream);
+    return p->dtype == TOPK_F32 ? launch_thread<uint32_t, RTOPK_KIND_F32>(P, g, stream)
+                                : launch_thread<uint32_t, RTOPK_KIND_GENERIC>(P, g, stream);
   }
   /* value-space kinds (rtopk_kernels.cuh): fp32 reals for the 16- and 32-bit floats,
    * doubles and a runtime dtype switch for the rest */

@@ -181,6 +181,13 @@ const topk_algo_ops* topk_choose(const topk_problem* p, topk_backend backend, co
     say(why, why_len, "%s: max_iter > 0 asks for RTop-K's early stopping", ops->name);
     return ops;
   }
+  /* k >= n, unsorted: every element is a result; AIR Top-K copies the rows in one launch with
+   * no workspace (its COPY path), where the table's algorithms were timed selecting */
+  if (p->row_offsets == 0 && p->k >= p->n && !(p->flags & TOPK_SORTED) &&
+      (ops = if_supported(TOPK_ALGO_AIR_RADIX, p, dev))) {
+    say(why, why_len, "%s: k >= n, the rows are the result (one copy launch)", ops->name);
+    return ops;
+  }
   if (p->row_offsets == 0) {
     const choose_plane* t = find_plane(topk_key_bits(p->dtype), (p->flags & TOPK_SORTED) != 0);
     column_support cs = {.p = p, .dev = dev};

@@ -120,6 +120,9 @@ TEST(sanitizer_small) {
   RUN(.dtype = TOPK_F32, .batch = 3, .n = 20000, .k = 100, .gen = {.dist = GEN_NORMAL}, .path = "rows");
   RUN(.dtype = TOPK_BF16, .batch = 3, .n = 9001, .k = 300, .ld = 9003, .flags = TOPK_SORTED,
       .gen = {.dist = GEN_ZIPF}, .path = "rows", .rows_cap = "64");
+  /* the copy path (k = n, unsorted, no path forced): a row stride, NaN and inf */
+  RUN(.dtype = TOPK_F32, .batch = 3, .n = 777, .k = 777, .ld = 780,
+      .gen = {.dist = GEN_NORMAL, .nan_fraction = 0.1, .inf_fraction = 0.1});
   /* the race_one_block shape once, so that racecheck covers the one-block kernel on it */
   RUN(.dtype = TOPK_BF16, .batch = 56, .n = 2067, .k = 1795, .index_type = TOPK_INDEX_I64,
       .gen = {.dist = GEN_NORMAL, .nan_fraction = 0.1, .inf_fraction = 0.1}, .path = "one");
@@ -192,6 +195,26 @@ TEST(k_extremes) {
     RUN(.dtype = TOPK_I64, .batch = 3, .n = 5, .k = 3, .flags = TOPK_SORTED, .gen = {.dist = GEN_ZIPF},
         .path = paths[pa]);
   }
+  return TEST_OK;
+}
+
+/* k = n, unsorted, no path forced: the copy path (air_copy_kernel), which AUTO also takes.
+ * Every element width, both directions, index types, row strides, NaN/inf, one row and many. */
+TEST(copy_path) {
+  static const topk_dtype dts[] = {TOPK_F32, TOPK_F16, TOPK_BF16, TOPK_F64, TOPK_I32, TOPK_U64};
+  static const topk_index its[] = {TOPK_INDEX_I64, TOPK_INDEX_I32, TOPK_INDEX_NONE};
+  SKIP_WITHOUT_GPU();
+  for (int d = 0; d < COUNT(dts); ++d)
+    for (int i = 0; i < COUNT(its); ++i) {
+      const unsigned flags = i == 1 ? TOPK_SMALLEST : 0u;
+      RUN(.dtype = dts[d], .batch = 1, .n = 8192, .k = 8192, .index_type = its[i], .flags = flags,
+          .gen = {.dist = GEN_UNIFORM, .nan_fraction = 0.05, .inf_fraction = 0.05});
+      RUN(.dtype = dts[d], .batch = 1000, .n = 37, .k = 37, .ld = 41, .index_type = its[i], .flags = flags,
+          .gen = {.dist = GEN_ALL_EQUAL});
+      RUN(.dtype = dts[d], .batch = 5, .n = 1, .k = 1, .index_type = its[i], .gen = {.dist = GEN_NORMAL});
+    }
+  /* AUTO takes the same path */
+  GPU_RUN(.algo = TOPK_ALGO_AUTO, .dtype = TOPK_BF16, .batch = 300, .n = 300, .k = 300, .gen = {.dist = GEN_ZIPF});
   return TEST_OK;
 }
 
@@ -569,6 +592,7 @@ TEST(large_n) {
   X(dtypes_directions)    \
   X(distributions)        \
   X(k_extremes)           \
+  X(copy_path)            \
   X(index_types)          \
   X(nondeterministic)     \
   X(variable_rows)        \

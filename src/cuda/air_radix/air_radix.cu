@@ -3,8 +3,11 @@
  * workspace layout and the launch sequence. The kernels and their invariants are
  * in air_radix_kernels.cuh.
  *
- * Six paths, chosen from the problem's shape alone (identically in workspace_size
+ * Seven paths, chosen from the problem's shape alone (identically in workspace_size
  * and run):
+ *   COPY       k >= n, unsorted, uniform rows, no path forced: every element is a result;
+ *              air_copy_kernel writes the rows and their indices in one launch, no
+ *              workspace (AUTO sends these problems here: src/choose.c).
  *   ONE-BLOCK  rows of average length <= AIR_STAGE_BYTES / element size (8192 f32,
  *              16384 f16/bf16, 4096 f64): one thread block per row, the row staged
  *              in shared memory (n elements for uniform rows), all passes in one
@@ -166,6 +169,7 @@ enum { MAX_PASSES = AIR_MAX_PASSES };
 /* ------------------------------------------------------------------ the plan */
 
 typedef struct air_layout {
+  int copy;             /* COPY: k >= n, unsorted, uniform rows: air_copy_kernel, no workspace */
   int one_block;
   int cluster;          /* CLUSTER path: cluster_cs blocks per row, cluster_slice elements staged in each */
   int cluster_cs;
@@ -264,7 +268,7 @@ static int env_rows_first_bits(void) {
 }
 
 enum { PATH_CHOOSE = -1, PATH_MULTI = 0, PATH_ONE = 1, PATH_FUSED = 2, PATH_CLUSTER = 3, PATH_ADAPTIVE = 4,
-       PATH_ROWS = 5 };
+       PATH_ROWS = 5, PATH_COPY = 6 };
 static int env_path(void) {
   const char* s = getenv("TOPK_AIR_PATH");
   if (!s) return PATH_CHOOSE;
@@ -340,6 +344,9 @@ static int choose_path(const topk_problem* p, const topk_device_info* dev, int e
                            cluster_shape(p->n, es, &cs, &slice);
   const int fits_adaptive = dev && dev->cc_major >= 9 && p->row_offsets && fits_fused;
   const int fits_rows = p->n <= (int64_t)UINT32_MAX; /* 32-bit counts and indices in the kernel */
+  /* k >= n, unsorted, uniform rows: every element is a result, in any order (one copy launch;
+   * a forced path still runs, so that the tests reach every path's own k >= n handling) */
+  if (forced == PATH_CHOOSE && !(p->flags & TOPK_SORTED) && !p->row_offsets && p->k >= p->n) return PATH_COPY;
   if (forced == PATH_ONE || forced == PATH_MULTI) return forced;
   if (forced == PATH_ROWS) return fits_rows ? PATH_ROWS : PATH_MULTI;
   if (forced == PATH_FUSED) return fits_fused ? PATH_FUSED : PATH_MULTI;
@@ -367,6 +374,11 @@ static topk_status plan_layout(const topk_problem* p, const topk_device_info* de
   L->deterministic = (p->flags & TOPK_NONDETERMINISTIC) == 0;
   L->alpha = env_alpha();
   const int path = choose_path(p, dev, L->es);
+  L->copy = path == PATH_COPY;
+  if (L->copy) { /* no workspace, no passes */
+    L->out_mode = AIR_OUT_DIRECT;
+    return TOPK_SUCCESS;
+  }
   L->one_block = path == PATH_ONE;
   L->cluster = path == PATH_CLUSTER;
   if (L->cluster) {
@@ -667,6 +679,16 @@ static topk_status launch_rows(const air_layout* L, air_params P, int64_t batch,
 template <topk_dtype DT, typename IdxT>
 static topk_status launch_select(const air_layout* L, const air_params& P, int64_t batch, char* base,
                                  const topk_device_info* dev, cudaStream_t stream) {
+  if (L->copy) {
+    const int64_t slots = batch * P.k;
+    const int sms = dev && dev->sm_count > 0 ? dev->sm_count : 132;
+    int64_t blocks = (slots + AIR_THREADS - 1) / AIR_THREADS;
+    if (blocks > (int64_t)sms * 16) blocks = (int64_t)sms * 16; /* the kernel strides over the rest */
+    if (blocks < 1) blocks = 1;
+    air_copy_kernel<DT, IdxT><<<(unsigned)blocks, AIR_THREADS, 0, stream>>>(P, batch);
+    TOPK_CUDA_TRY_LAUNCH("air_copy_kernel");
+    return TOPK_SUCCESS;
+  }
   if (L->cluster) return launch_cluster<DT>(L, P, batch, dev, stream);
   if (L->rows) return launch_rows<DT>(L, P, batch, stream);
   if (L->adaptive) {
@@ -796,7 +818,7 @@ static topk_status air_run(const topk_args* a, void* workspace, size_t workspace
   P.indices = a->p.index_type == TOPK_INDEX_NONE ? NULL : a->indices;
   P.sort_key = sorted ? (u64*)(base + L.sk[0]) : NULL;
   P.sort_idx = L.out_mode == AIR_OUT_PAIRS ? (u64*)(base + L.si[0]) : NULL;
-  if (!L.one_block && !L.cluster && !L.rows) {
+  if (!L.copy && !L.one_block && !L.cluster && !L.rows) {
     P.state = base + L.state;
     P.hist = base + L.hist;
     P.hist_bins = 1 << L.hist_bits;

@@ -85,8 +85,9 @@ enum {
   AIR_ONE_DIGIT_BITS = 8,                /* one-block passes: short rows pay per bin, so small histograms */
   AIR_ONE_BINS = 1 << AIR_ONE_DIGIT_BITS,
   AIR_MAX_PASSES = 16,                   /* 64-bit keys (6) + index passes of 64-bit rows (6) fit */
-  /* MULTI passes, 32-bit counts: 4 resident blocks per SM (64 registers) instead of the 3 that 77 allow:
-   * ncu at 2^28 uniform showed the passes latency-bound (DRAM 47-70 %, ALU 59-71 %, 33 % occupancy) */
+  /* MULTI passes, 32-bit counts: 4 resident blocks per SM (64 registers) instead of the 3 that 77
+   * allow. The grid gives each row floor(resident / rows) blocks: 100 rows of 2^21 get 5 instead
+   * of 3 (17-23 % faster); one row of 2^28 is 1-4 % slower (docs/perf-notes.md v0.11) */
   AIR_PASS_MIN_BLOCKS = 4
 };
 

@@ -138,8 +138,8 @@ static topk_status launch_width(const rtopk_plan* L, const rtopk_params& P, cuda
 /* The thread-group path (rtopk_thread_rows.cuh): exact mode, 16- and 32-bit keys, rows of
  * <= 256 with k <= 16. Returns the lanes per row (1, 2 or 4), or 0 for the warp search.
  * Fitted on the H100 over 4096..262144 rows x 16..256 x k 1..16, f32, every G forced
- * (bench/results/h100_rtopk_groups_s11.csv, docs/BENCHMARKS.md session 11; the rule is within
- * 1.13x of the best choice there, median 1.00):
+ * (bench/results/h100_rtopk_groups_s11.csv, docs/BENCHMARKS.md session 11; simulated on that
+ * grid, the rule is within 1.13x of the best choice, median 1.00):
  * - G = 4 (more lanes shorten each lane's chain of compare-exchanges and read fewer rows per
  *   warp load; 8 lanes were never the fastest: each merge round costs K shuffles and a
  *   bitonic step), but 2 where the rows alone fill RTOPK_THREAD_FILL lanes per SM and a lane

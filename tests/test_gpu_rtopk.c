@@ -353,8 +353,8 @@ TEST(variable_rows) {
 }
 
 /* The thread-group path (rtopk_thread_rows.cuh: n <= 256, k <= 16, 16- and 32-bit keys),
- * forced at 1, 2 and 4 lanes per row (TOPK_RTOPK_GROUP=8 is ignored: 4), and the warp search forced on the same shapes; then
- * the default rule. Every distribution (NaN and inf mixes included) and direction, sorted or
+ * forced at 1, 2 and 4 lanes per row and at the rule's own (TOPK_RTOPK_GROUP=8 is not a group
+ * size, so it is ignored), and the warp search forced on the same shapes; then the default rule. Every distribution (NaN and inf mixes included) and direction, sorted or
  * not, queue buckets 4 / 8 / 16 and their edges, rows shorter than k and than the group,
  * unaligned rows, offsets, index types. */
 TEST(thread_path) {

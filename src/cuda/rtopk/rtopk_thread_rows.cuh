@@ -11,7 +11,7 @@
  * composites, on the integer pipe, which bounds this path) and little per row beyond the
  * stores; the SM needs many lanes.
  *
- * The queue: K composite keys, best first. A composite is (rank key << 32 | (2^32 - 1 -
+ * The queue: K composite keys, best first. A composite is (rank key << 30 | (2^30 - 1 -
  * index)) for 32-bit keys and (rank key << 16 | (2^16 - 1 - index)) for 16-bit keys, so
  * that the larger composite is the better element and, among equal keys, the one with
  * the lower index (the project's tie rule), and 0 is below every element (the empty
@@ -46,20 +46,32 @@ template <> struct rtopk_comp<uint16_t> { /* the word of rtopk_entry<uint16_t> (
   static __device__ __forceinline__ uint16_t key(uint32_t c) { return rtopk_entry<uint16_t>{c}.key(); }
   static __device__ __forceinline__ unsigned idx(uint32_t c) { return rtopk_entry<uint16_t>{c}.pos(); }
 };
+/* 32-bit keys: key << 30 | (2^30 - 1 - index) (rows here are <= 256 long). The top two bits
+ * stay 0, so the word read as a double is a finite non-negative number (subnormal for small
+ * keys, which FP64 compares exactly), ordered as the integer is: rtopk_gt compares it on the
+ * FP64 pipe with one DSETP, where a 64-bit integer compare takes two or four ALU instructions,
+ * and the ALU pipe is what bounds this path (ncu: 71-79 %). */
 template <> struct rtopk_comp<uint32_t> {
   typedef uint64_t type;
   static __device__ __forceinline__ uint64_t make(uint32_t key, unsigned idx) {
-    return ((uint64_t)key << 32) | (uint64_t)(0xFFFFFFFFu - idx);
+    return ((uint64_t)key << 30) | (uint64_t)(0x3FFFFFFFu - idx);
   }
-  static __device__ __forceinline__ uint32_t key(uint64_t c) { return (uint32_t)(c >> 32); }
-  static __device__ __forceinline__ unsigned idx(uint64_t c) { return 0xFFFFFFFFu - (uint32_t)c; }
+  static __device__ __forceinline__ uint32_t key(uint64_t c) { return (uint32_t)(c >> 30); }
+  static __device__ __forceinline__ unsigned idx(uint64_t c) { return 0x3FFFFFFFu - (uint32_t)(c & 0x3FFFFFFFu); }
 };
+
+/* a > b for composites: the 32-bit ones as integers, the 64-bit ones as doubles (above). */
+__device__ __forceinline__ bool rtopk_gt(uint32_t a, uint32_t b) { return a > b; }
+__device__ __forceinline__ bool rtopk_gt(uint64_t a, uint64_t b) {
+  return __longlong_as_double((long long)a) > __longlong_as_double((long long)b);
+}
 
 /* Compare-exchange: the larger composite to a. */
 template <typename C>
 __device__ __forceinline__ void rtopk_cx(C& a, C& b) {
-  const C hi = a > b ? a : b;
-  b = a > b ? b : a;
+  const bool p = rtopk_gt(a, b);
+  const C hi = p ? a : b;
+  b = p ? b : a;
   a = hi;
 }
 
@@ -96,7 +108,7 @@ __device__ __forceinline__ void rtopk_sort_desc(C (&c)[K]) {
 template <typename C, int K>
 __device__ __forceinline__ void rtopk_keep_best(C (&q)[K], const C (&o)[K]) {
 #pragma unroll
-  for (int s = 0; s < K; ++s) q[s] = q[s] > o[K - 1 - s] ? q[s] : o[K - 1 - s];
+  for (int s = 0; s < K; ++s) q[s] = rtopk_gt(q[s], o[K - 1 - s]) ? q[s] : o[K - 1 - s];
 #pragma unroll
   for (int j = K / 2; j >= 1; j >>= 1)
 #pragma unroll

@@ -43,6 +43,11 @@ TEST(sanitizer_small) {
           .gen = {.dist = GEN_UNIFORM});
   GPU_RUN(.algo = TOPK_ALGO_GRID_SELECT, .dtype = TOPK_U64, .batch = 2, .n = 70000, .k = 100,
           .flags = TOPK_SMALLEST, .gen = {.dist = GEN_ZIPF});
+  /* GridSelect at k = 1 on a split row: one cluster per row, the parts' bests meet in rank 0 */
+  GPU_RUN(.algo = TOPK_ALGO_GRID_SELECT, .dtype = TOPK_F32, .batch = 2, .n = 100000, .k = 1,
+          .gen = {.dist = GEN_ZIPF});
+  GPU_RUN(.algo = TOPK_ALGO_GRID_SELECT, .dtype = TOPK_BF16, .batch = 3, .n = 40001, .k = 1, .ld = 40003,
+          .flags = TOPK_SMALLEST, .gen = {.dist = GEN_NORMAL, .nan_fraction = 0.01, .inf_fraction = 0.01});
   return TEST_OK;
 }
 
@@ -182,6 +187,44 @@ TEST(grid_long_rows) {
   return TEST_OK;
 }
 
+/*
+ * GridSelect at k = 1 where a row is split over blocks (few rows): one launch, a cluster of
+ * up to 8 blocks per row, no workspace. Every key width and direction, sorted or not, ties
+ * across blocks (all-equal, zipf, sorted: the lowest index wins), NaN / inf, every index
+ * type, a stride, rows of 1..9 vectors (clusters whose parts are empty), variable-length
+ * rows (an empty row pads), and the LLM-sampling shapes (batch 1..8, vocabulary 32000..262144).
+ */
+TEST(grid_top1) {
+  static const gen_opts dists[] = {
+      {.dist = GEN_NORMAL},      {.dist = GEN_ALL_EQUAL}, {.dist = GEN_ZIPF},
+      {.dist = GEN_SORTED_ASC},  {.dist = GEN_SORTED_DESC},
+      {.dist = GEN_UNIFORM, .nan_fraction = 0.001, .inf_fraction = 0.01},
+      {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 24},
+  };
+  static const int64_t shapes[][2] = {{1, 32000}, {8, 32000}, {1, 262144}, {8, 262144}, {4, 151936}, {3, 100003}};
+  GPU_SKIP_WITHOUT_DEVICE();
+  size_t ws = 1;
+  topk_problem q = {.dtype = TOPK_F32, .batch = 1, .n = 262144, .k = 1, .algo = TOPK_ALGO_GRID_SELECT,
+                    .backend = TOPK_BACKEND_CUDA};
+  ASSERT_STATUS(topk_workspace_size(&q, &ws), TOPK_SUCCESS);
+  ASSERT_EQ_U64(ws, 0); /* the cluster path needs none */
+  for (int d = 0; d < COUNT(all_dtypes); ++d)
+    for (int g = 0; g < COUNT(dists); ++g) {
+      const int sh = (d + g) % COUNT(shapes);
+      const unsigned flags = (g & 1 ? TOPK_SMALLEST : 0u) | (d & 1 ? TOPK_SORTED : 0u);
+      GPU_RUN(.algo = TOPK_ALGO_GRID_SELECT, .dtype = all_dtypes[d], .batch = shapes[sh][0], .n = shapes[sh][1],
+              .k = 1, .flags = flags, .index_type = (topk_index)(g % 3), .gen = dists[g]);
+    }
+  for (int64_t n = 1; n <= 9 * 8; n += 7) /* tiny rows: most parts empty */
+    GPU_RUN(.algo = TOPK_ALGO_GRID_SELECT, .dtype = TOPK_F16, .batch = 2, .n = n, .k = 1, .gen = {.dist = GEN_ZIPF});
+  GPU_RUN(.algo = TOPK_ALGO_GRID_SELECT, .dtype = TOPK_F32, .batch = 2, .n = 262144, .k = 1, .ld = 262147,
+          .gen = {.dist = GEN_NORMAL});
+  static const int64_t off[] = {3, 3, 60003, 60004, 200000};
+  GPU_RUN(.algo = TOPK_ALGO_GRID_SELECT, .dtype = TOPK_F32, .batch = 4, .n = 200000, .k = 1, .offsets = off,
+          .gen = {.dist = GEN_NORMAL});
+  return TEST_OK;
+}
+
 /* k beyond the largest queue: refused, with nothing written. */
 TEST(k_too_large) {
   GPU_SKIP_WITHOUT_DEVICE();
@@ -204,5 +247,6 @@ TEST(k_too_large) {
   X(variable_rows)        \
   X(many_rows)            \
   X(grid_long_rows)       \
+  X(grid_top1)            \
   X(k_too_large)
 TEST_MAIN(TEST_LIST)

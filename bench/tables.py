@@ -3,6 +3,8 @@
     python3 bench/tables.py sweep h100_figk h100_fign   # topk bench + peers.py of a sweep, side by side
     python3 bench/tables.py family h100_llm             # per-(dtype, batch) geometric means of a family
     python3 bench/tables.py algos h100_targets_faiss    # every algorithm of a `topk bench` CSV side by side
+    python3 bench/tables.py latency h100_llm_k1_s12 h100_llm_k1_peers_s12 h100_latency_llm_auto_s12
+                                                        # AUTO per case: topk bench, build/latency, peers.py
 
 Every number printed comes from the CSVs; nothing is typed in by hand.
 """
@@ -103,5 +105,34 @@ def algos(names):
         print(f"| {dtype} | {dist}{flags} | {pow2(batch)} | {pow2(n)} | {pow2(k)} | " + " | ".join(cells) + f" | {checks} |")
 
 
+def latency(names):
+    """AUTO per case of a `topk bench` CSV: its time and % roofline, the fastest other algorithm,
+    build/latency's events / graph-replay microseconds (same shape and k) and peers.py's torch.topk."""
+    bench_name, peers_name, lat_name = names
+    lat = {(r["dtype"], r["batch"], r["n"], r["k"]): r for r in load(lat_name)}
+    peers = {(r["dtype"], r["batch"], r["n"], r["k"]): r for r in load(peers_name)}
+    print("| dtype | batch | n | k | AUTO runs | `topk bench` ms (% roofline) | fastest other algorithm | "
+          "latency events / graph us | peers.py: topk ms | torch.topk unsorted / sorted ms | speedup |")
+    print("|---|---:|---:|---:|---|---:|---|---:|---:|---:|---:|")
+    for key, by_algo in bench_times(bench_name).items():
+        dtype, _, batch, n, k, _, _ = key
+        if "auto" not in by_algo:
+            continue
+        auto = [r for r in load(bench_name) if (r["dtype"], r["batch"], r["n"], r["k"], r["algo"]) ==
+                (dtype, batch, n, k, "auto")][0]
+        others = {a: v for a, v in by_algo.items() if a != "auto"}
+        best = min(others, key=lambda a: others[a][0]) if others else ""
+        ms, pct, _ = by_algo["auto"]
+        l, p = lat.get((dtype, batch, n, k)), peers.get((dtype, batch, n, k))
+        lcell = f"{float(l['events_us']):.1f} / {float(l['graph_us']):.1f}" if l else ""
+        pcells = (f"{float(p['topk_ms']):.4f} | {float(p['torch_topk_unsorted_ms']):.4f} / "
+                  f"{float(p['torch_topk_sorted_ms']):.4f} | {float(p['ratio_torch_topk_unsorted']):.2f}x"
+                  if p else " | | ")
+        bcell = f"{best} {others[best][0]:.4f}" if best else ""
+        print(f"| {dtype} | {batch} | {n} | {k} | {auto['chosen']} | {ms:.4f} ({pct:.1f} %) | {bcell} | {lcell} | "
+              f"{pcells} |")
+
+
 if __name__ == "__main__":
-    {"sweep": lambda a: sweep(a), "family": lambda a: family(a[0]), "algos": algos}[sys.argv[1]](sys.argv[2:])
+    {"sweep": lambda a: sweep(a), "family": lambda a: family(a[0]), "algos": algos,
+     "latency": latency}[sys.argv[1]](sys.argv[2:])

@@ -16,8 +16,9 @@
  * workspace. A row is a thread-block cluster of `parts` blocks (at most
  * QS_TOP1_MAX_CLUSTER, a portable size); each block reduces its part of the row to its
  * best pair (thread, warp shuffles, block), stores it into rank 0's shared memory
- * through DSMEM, and after one cluster barrier rank 0's first warp reduces the parts'
- * pairs and writes the output. The two launches and the workspace round trip of the
+ * through DSMEM (after a split barrier that only proves every block started: arrived
+ * at entry, waited on before the store), and after one cluster barrier rank 0's first
+ * warp reduces the parts' pairs and writes the output. The two launches and the workspace round trip of the
  * bpr > 1 path were the fixed cost of greedy decoding's shapes (batch 1..8 x
  * vocabulary 32000..262144): 15-19 us per call, now 4.6-8.4 us (docs/BENCHMARKS.md).
  * Ties: the pair order (larger key, then smaller index) makes the lowest index win.
@@ -51,6 +52,9 @@ __global__ void __launch_bounds__(QS_TOP1_THREADS) qs_grid_top1_kernel(const qs_
   const int64_t row = P.row0 + (int64_t)blockIdx.y;
   __shared__ topk_dq_pair<KB> s_warp[NW];
   __shared__ topk_dq_pair<KB> s_part[QS_TOP1_MAX_CLUSTER]; /* rank 0's: each block's best */
+  /* DSMEM may be written only once every block of the cluster runs: arrive now, wait before
+   * the store into rank 0 (by then every block has long started, so the wait costs nothing). */
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
   int64_t start;
   uint32_t len;
   qs_row(P, row, start, len);
@@ -91,6 +95,7 @@ __global__ void __launch_bounds__(QS_TOP1_THREADS) qs_grid_top1_kernel(const qs_
   b = qs_warp_best<KB>(b);
   if (lane == 0) s_warp[warp] = b;
   __syncthreads();
+  asm volatile("barrier.cluster.wait.aligned;" ::: "memory"); /* every block of the cluster has started */
   if (warp == 0) {
     b = qs_warp_best<KB>(s_warp[lane]); /* NW == 32 */
     if (lane == 0) *cluster.map_shared_rank(&s_part[part], 0u) = b;

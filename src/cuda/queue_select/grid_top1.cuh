@@ -20,7 +20,7 @@
  * at entry, waited on before the store), and after one cluster barrier rank 0's first
  * warp reduces the parts' pairs and writes the output. The two launches and the workspace round trip of the
  * bpr > 1 path were the fixed cost of greedy decoding's shapes (batch 1..8 x
- * vocabulary 32000..262144): 15-19 us per call, now 4.6-8.4 us (docs/BENCHMARKS.md).
+ * vocabulary 32000..262144): 15-19 us per call, now 4.7-9.3 us (docs/BENCHMARKS.md).
  * Ties: the pair order (larger key, then smaller index) makes the lowest index win.
  */
 enum { QS_TOP1_THREADS = 1024, QS_TOP1_MAX_CLUSTER = 8, QS_TOP1_UNROLL = 8 };

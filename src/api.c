@@ -176,18 +176,23 @@ static topk_status pick_ops(const topk_problem* p, topk_backend backend, const t
                             const topk_algo_ops** out, char* reason, size_t reason_len) {
   const topk_algo_ops* ops = p->algo == TOPK_ALGO_AUTO ? topk_choose(p, backend, dev, reason, reason_len)
                                                        : topk_algo_find(backend, p->algo);
-  if (p->algo != TOPK_ALGO_AUTO && ops) snprintf(reason, reason_len, "%s: requested", ops->name);
+  if (p->algo != TOPK_ALGO_AUTO && ops && reason && reason_len) snprintf(reason, reason_len, "%s: requested", ops->name);
   TOPK_RETURN_IF(!ops, TOPK_ERR_UNSUPPORTED, "algorithm '%s' is not built for the %s backend",
                  topk_algo_name(p->algo), backend == TOPK_BACKEND_CPU ? "CPU" : "CUDA");
-  char why[256] = "";
+  char why[256];
+  why[0] = '\0';
   TOPK_RETURN_IF(!ops->supports(p, dev, why, sizeof why), TOPK_ERR_UNSUPPORTED, "algorithm '%s': %s",
                  ops->name, why);
   *out = ops;
   return TOPK_SUCCESS;
 }
 
-/* Fills a plan for a validated problem. */
-static topk_status plan_init(struct topk_plan_s* plan, const topk_problem* p) {
+/*
+ * Fills a plan for a validated problem. explain: write why the algorithm was chosen into
+ * plan->why (topk_plan_explain); topk_select's one-call plan skips it, since formatting the
+ * reason (AUTO's interpolated costs) is host time on every call that nobody reads.
+ */
+static topk_status plan_init(struct topk_plan_s* plan, const topk_problem* p, int explain) {
   memset(plan, 0, sizeof *plan);
   plan->p = *p;
   plan->has_offsets = p->row_offsets != NULL;
@@ -203,14 +208,17 @@ static topk_status plan_init(struct topk_plan_s* plan, const topk_problem* p) {
     int ordinal = 0;
     TOPK_FORWARD_IF_ERROR(topk_cuda_get_device(&ordinal));
     TOPK_FORWARD_IF_ERROR(topk_cuda_device_info(ordinal, &plan->dev));
-    s = pick_ops(p, TOPK_BACKEND_CUDA, &plan->dev, &plan->cuda, plan->why, sizeof plan->why);
+    s = pick_ops(p, TOPK_BACKEND_CUDA, &plan->dev, &plan->cuda, explain ? plan->why : NULL,
+                 explain ? sizeof plan->why : 0);
     if (s == TOPK_SUCCESS) s = plan->cuda->workspace_size(p, &plan->dev, &plan->cuda_workspace);
     if (s != TOPK_SUCCESS && p->backend == TOPK_BACKEND_CUDA) return s;
     if (s != TOPK_SUCCESS) plan->cuda = NULL; /* AUTO: the CPU may still serve host pointers */
   }
   if (want_cpu) {
     char cpu_why[sizeof plan->why];
-    topk_status c = pick_ops(p, TOPK_BACKEND_CPU, NULL, &plan->cpu, cpu_why, sizeof cpu_why);
+    cpu_why[0] = '\0';
+    topk_status c = pick_ops(p, TOPK_BACKEND_CPU, NULL, &plan->cpu, explain ? cpu_why : NULL,
+                             explain ? sizeof cpu_why : 0);
     if (c == TOPK_SUCCESS && !plan->cuda) memcpy(plan->why, cpu_why, sizeof cpu_why);
     if (c != TOPK_SUCCESS && !plan->cuda) return c;
     if (c != TOPK_SUCCESS) plan->cpu = NULL;
@@ -349,7 +357,7 @@ topk_status topk_workspace_size(const topk_problem* p_in, size_t* workspace_byte
   *workspace_bytes = 0;
   if (is_empty(&p)) return TOPK_SUCCESS;
   struct topk_plan_s plan;
-  TOPK_FORWARD_IF_ERROR(plan_init(&plan, &p));
+  TOPK_FORWARD_IF_ERROR(plan_init(&plan, &p, 0));
   *workspace_bytes = plan.cuda ? plan.cuda_workspace : 0;
   return TOPK_SUCCESS;
 }
@@ -361,7 +369,7 @@ topk_status topk_select(const topk_problem* p_in, const void* in, void* out_valu
   TOPK_FORWARD_IF_ERROR(validate_problem(p_in, &p));
   if (is_empty(&p)) return TOPK_SUCCESS;
   struct topk_plan_s plan;
-  TOPK_FORWARD_IF_ERROR(plan_init(&plan, &p));
+  TOPK_FORWARD_IF_ERROR(plan_init(&plan, &p, 0));
   return plan_run(&plan, in, p.row_offsets, out_values, out_indices, workspace, workspace_bytes, stream);
 }
 
@@ -379,7 +387,7 @@ topk_status topk_plan_create(topk_plan** plan, const topk_problem* p_in) {
     made->p = p;
     made->has_offsets = p.row_offsets != NULL;
   } else {
-    s = plan_init(made, &p);
+    s = plan_init(made, &p, 1);
   }
   if (s != TOPK_SUCCESS) { free(made); return s; }
   made->p.row_offsets = NULL;

@@ -52,14 +52,19 @@ __global__ void stage_cluster_k(const float* in, int n, float* out) {
   }
   cl.sync();
 }
-// plain multi-block: each block reduces its chunk, writes partial
-__global__ void chunks_k(const float* in, int n, int bpr, float* part) {
+// the warp's maximum of block blockIdx.x's chunk (bpr chunks per row)
+__device__ float chunk_warp_max(const float* in, int n, int bpr) {
   int row = blockIdx.x / bpr, b = blockIdx.x % bpr;
   int chunk = n / bpr;
   const float4* src = (const float4*)(in + (size_t)row * n + (size_t)b * chunk);
   float m = -1e30f;
   for (int v = threadIdx.x; v < chunk / 4; v += blockDim.x) { float4 w = src[v]; m = fmaxf(m, fmaxf(fmaxf(w.x, w.y), fmaxf(w.z, w.w))); }
   for (int o = 16; o; o >>= 1) m = fmaxf(m, __shfl_xor_sync(~0u, m, o));
+  return m;
+}
+// plain multi-block: each block reduces its chunk, writes partial
+__global__ void chunks_k(const float* in, int n, int bpr, float* part) {
+  float m = chunk_warp_max(in, n, bpr);
   __shared__ float bm[32];
   if ((threadIdx.x & 31) == 0) bm[threadIdx.x >> 5] = m;
   __syncthreads();
@@ -67,11 +72,7 @@ __global__ void chunks_k(const float* in, int n, int bpr, float* part) {
 }
 __global__ void coop_k(const float* in, int n, int bpr, float* part) {
   int row = blockIdx.x / bpr, b = blockIdx.x % bpr;
-  int chunk = n / bpr;
-  const float4* src = (const float4*)(in + (size_t)row * n + (size_t)b * chunk);
-  float m = -1e30f;
-  for (int v = threadIdx.x; v < chunk / 4; v += blockDim.x) { float4 w = src[v]; m = fmaxf(m, fmaxf(fmaxf(w.x, w.y), fmaxf(w.z, w.w))); }
-  for (int o = 16; o; o >>= 1) m = fmaxf(m, __shfl_xor_sync(~0u, m, o));
+  float m = chunk_warp_max(in, n, bpr);
   if (threadIdx.x == 0) part[blockIdx.x] = m;
   cg::this_grid().sync();
   if (b == 0 && threadIdx.x == 0) { float v = part[blockIdx.x]; part[gridDim.x + row] = v; }

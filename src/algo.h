@@ -83,6 +83,14 @@ static inline int64_t topk_row_start(const topk_problem* p, int64_t r) {
   return p->row_offsets ? p->row_offsets[r] : r * p->ld;
 }
 
+/*
+ * Every element is a result, in any order: k >= n, unsorted, uniform rows. AIR Top-K's COPY
+ * path serves it in one launch (air_radix.cu), and AUTO takes AIR there (choose.c).
+ */
+static inline int topk_rows_are_the_result(const topk_problem* p) {
+  return !p->row_offsets && p->k >= p->n && !(p->flags & TOPK_SORTED);
+}
+
 /* ---- CUDA runtime helpers (src/cuda/runtime.cu; stubs in src/cuda_stub.c) ---- */
 int         topk_cuda_built(void);
 int         topk_cuda_device_count_(void);

@@ -183,8 +183,7 @@ const topk_algo_ops* topk_choose(const topk_problem* p, topk_backend backend, co
   }
   /* k >= n, unsorted: every element is a result; AIR Top-K copies the rows in one launch with
    * no workspace (its COPY path), where the table's algorithms were timed selecting */
-  if (p->row_offsets == 0 && p->k >= p->n && !(p->flags & TOPK_SORTED) &&
-      (ops = if_supported(TOPK_ALGO_AIR_RADIX, p, dev))) {
+  if (topk_rows_are_the_result(p) && (ops = if_supported(TOPK_ALGO_AIR_RADIX, p, dev))) {
     say(why, why_len, "%s: k >= n, the rows are the result (one copy launch)", ops->name);
     return ops;
   }

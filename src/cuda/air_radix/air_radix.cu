@@ -346,7 +346,7 @@ static int choose_path(const topk_problem* p, const topk_device_info* dev, int e
   const int fits_rows = p->n <= (int64_t)UINT32_MAX; /* 32-bit counts and indices in the kernel */
   /* k >= n, unsorted, uniform rows: every element is a result, in any order (one copy launch;
    * a forced path still runs, so that the tests reach every path's own k >= n handling) */
-  if (forced == PATH_CHOOSE && !(p->flags & TOPK_SORTED) && !p->row_offsets && p->k >= p->n) return PATH_COPY;
+  if (forced == PATH_CHOOSE && topk_rows_are_the_result(p)) return PATH_COPY;
   if (forced == PATH_ONE || forced == PATH_MULTI) return forced;
   if (forced == PATH_ROWS) return fits_rows ? PATH_ROWS : PATH_MULTI;
   if (forced == PATH_FUSED) return fits_fused ? PATH_FUSED : PATH_MULTI;

@@ -266,16 +266,10 @@ __device__ void air_copy_row(const air_params& P, int64_t row, const air_row_ext
  * batch x k slots; slot s of row r is element s (s < n) or padding. One launch, no workspace. */
 template <topk_dtype DT, typename IdxT>
 __global__ void __launch_bounds__(AIR_THREADS) air_copy_kernel(const air_params P, int64_t batch) {
-  typedef typename topk_dtype_traits<DT>::raw_t RawT;
   const int64_t slots = batch * P.k;
   for (int64_t o = (int64_t)blockIdx.x * AIR_THREADS + threadIdx.x; o < slots; o += (int64_t)gridDim.x * AIR_THREADS) {
     const int64_t row = o / P.k, s = o - row * P.k;
-    if (s < P.n) {
-      const RawT raw = ((const RawT*)P.in)[row * P.ld + s];
-      air_emit(P, row, s, raw, topk_to_rank_key<DT>(raw, P.smallest != 0), (IdxT)s);
-    } else {
-      air_pad<RawT>(P, row, s);
-    }
+    air_copy_row<DT, IdxT>(P, row, air_row(P, row), s, P.k); /* stride k: slot s only */
   }
 }
 

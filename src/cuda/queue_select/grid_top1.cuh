@@ -59,13 +59,8 @@ __global__ void __launch_bounds__(QS_TOP1_THREADS) qs_grid_top1_kernel(const qs_
   uint32_t len;
   qs_row(P, row, start, len);
   const char* rp = (const char*)P.in + start * ES;
-  uint32_t head = (uint32_t)(((16u - ((uintptr_t)rp & 15u)) & 15u) / ES);
-  if (head > len) head = len;
-  const uint32_t nvec = (len - head) / VE;
-  const uint32_t tail = len - head - nvec * VE;
-  const uint32_t per = nvec / parts + (nvec % parts != 0);
-  const uint32_t vb = part * per < nvec ? part * per : nvec;
-  const uint32_t ve = nvec - vb < per ? nvec : vb + per;
+  const qs_row_split rs = qs_split_row<KB>(rp, len, part, parts);
+  const uint32_t head = rs.head, nvec = rs.nvec, tail = rs.tail, vb = rs.vb, ve = rs.ve;
   const uint4* vp = (const uint4*)(rp + (size_t)head * ES);
   topk_dq_pair<KB> b = O::worst();
   for (uint32_t v0 = vb; v0 < ve; v0 += QS_TOP1_THREADS * UN) {

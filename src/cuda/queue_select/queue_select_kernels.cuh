@@ -108,6 +108,27 @@ __device__ __forceinline__ void qs_add(qs_shared_sink<KB, R>& s, const topk_dq_p
 /* ---- reading ---- */
 
 /*
+ * A row as 16-byte vectors: `head` elements before the first whole vector, `nvec` vectors,
+ * `tail` elements after the last; part `part` of `parts` takes vectors [vb, ve).
+ */
+struct qs_row_split {
+  uint32_t head, nvec, tail, vb, ve;
+};
+template <int KB>
+__device__ __forceinline__ qs_row_split qs_split_row(const char* row, uint32_t len, uint32_t part, uint32_t parts) {
+  const uint32_t ES = KB / 8, VE = 16 / ES;
+  qs_row_split r;
+  r.head = (uint32_t)(((16u - ((uintptr_t)row & 15u)) & 15u) / ES);
+  if (r.head > len) r.head = len;
+  r.nvec = (len - r.head) / VE;
+  r.tail = len - r.head - r.nvec * VE;
+  const uint32_t per = r.nvec / parts + (r.nvec % parts != 0);
+  r.vb = part * per < r.nvec ? part * per : r.nvec;
+  r.ve = r.nvec - r.vb < per ? r.nvec : r.vb + per;
+  return r;
+}
+
+/*
  * Feeds part `part` of `parts` of a row's vectors to the sink; part 0 also feeds
  * the head and tail elements. gid: the thread's number among the G threads that
  * share the row (their warps each have their own sink). Warp-collective.
@@ -119,13 +140,8 @@ __device__ __forceinline__ void qs_scan_input(Sink& s, const qs_params& P, int64
   typedef typename topk_key_of_width<KB>::type U;
   const int ES = KB / 8, VE = 16 / ES, UN = qs_unroll<KB>();
   const char* row = (const char*)P.in + start * ES;
-  uint32_t head = (uint32_t)(((16u - ((uintptr_t)row & 15u)) & 15u) / ES);
-  if (head > len) head = len;
-  const uint32_t nvec = (len - head) / VE;
-  const uint32_t tail = len - head - nvec * VE;
-  const uint32_t per = nvec / parts + (nvec % parts != 0);
-  const uint32_t vb = part * per < nvec ? part * per : nvec;
-  const uint32_t ve = nvec - vb < per ? nvec : vb + per;
+  const qs_row_split rs = qs_split_row<KB>(row, len, part, parts);
+  const uint32_t head = rs.head, nvec = rs.nvec, tail = rs.tail, vb = rs.vb, ve = rs.ve;
   const uint4* vp = (const uint4*)(row + (size_t)head * ES);
 
   for (uint32_t v0 = vb; v0 < ve; v0 += (uint32_t)(G * UN)) {

@@ -59,9 +59,12 @@ static int64_t grid_bpr(const topk_problem* p, const topk_device_info* dev) {
   return bpr < 1 ? 1 : bpr;
 }
 
-/* Blocks per cluster of the k = 1 path; 0 where it does not apply (k > 1, or bpr = 1). */
+/*
+ * Blocks per cluster of the k = 1 path; 0 where it does not apply: k > 1, bpr = 1, rows
+ * longer than the bound, or a device without thread-block clusters (before Hopper).
+ */
 static int grid_top1_cs(const topk_problem* p, const topk_device_info* dev) {
-  if (p->k != 1 || grid_bpr(p, dev) <= 1) return 0;
+  if (p->k != 1 || grid_bpr(p, dev) <= 1 || (dev && dev->cc_major < 9)) return 0;
   const int64_t sms = dev && dev->sm_count > 0 ? dev->sm_count : 132;
   const int64_t len = p->row_offsets ? p->n / p->batch : p->n;
   if (len > grid_top1_max()) return 0;

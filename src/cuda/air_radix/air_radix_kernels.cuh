@@ -1389,6 +1389,7 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
   __shared__ unsigned s_gtot[AIR_CLUSTER_GROUPS], s_btot[32], s_sel[2];
   __shared__ unsigned s_wcnt[2][NWARP]; /* per warp: elements taken from the front, ties */
   __shared__ unsigned s_counts[2];      /* this block's totals, read by higher ranks */
+  __shared__ unsigned s_next_slot;      /* rank 0's: the next free output slot (early-stop final) */
   __shared__ unsigned long long s_ao[2 * NWARP];
   __shared__ unsigned long long s_ao_blk[2]; /* this block's AND and OR of its keys, read by every rank */
   __shared__ air_choice<unsigned> s_choice;
@@ -1461,6 +1462,7 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
     if (threadIdx.x == 0) {
       s_ao_blk[0] = a;
       s_ao_blk[1] = o;
+      s_next_slot = 0; /* before pass 0's cluster barrier, so before any block's atomics on it */
     }
     blk_o = o;
     blk_c = P.common_prefix && my_len > 0 ? air_common_bits<KB>(a, o) : 0;
@@ -1562,6 +1564,43 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
       for (int j = 0; j < nfull; ++j) f(j);
     }
   };
+
+  if (cand == k_rem) {
+    /*
+     * Early stop: every key >= klo is a result and there are exactly k of them, so slot order
+     * is free (unsorted output allows any; sorted output is sorted after the kernel). One
+     * DSMEM atomic per warp on rank 0's counter gives each warp its slots, instead of the
+     * index-ordered prefix across ranks below, which costs a cluster barrier and a stash.
+     */
+    unsigned c = 0;
+    each_marked([&](int j) {
+      CT w[NW];
+      air_words(gv[j], w);
+#pragma unroll
+      for (int e = 0; e < V; ++e) c += air_key_at<KB>(w, e) >= klo;
+    });
+    for (int i = e0 + nfull * V; i < e1; ++i) c += (CT)s_key[i] >= klo;
+    const unsigned x = air_warp_incl_sum(c);
+    unsigned base = 0;
+    if (lane == 31 && x > 0) base = atomicAdd(cluster.map_shared_rank(&s_next_slot, 0u), x);
+    unsigned slot = __shfl_sync(0xffffffffu, base, 31) + x - c;
+    auto emit_at = [&](int i) {
+      air_emit(P, row, (int64_t)slot++, src[i], s_key[i], (unsigned)(lo + i));
+    };
+    if (c > 0) {
+      each_marked([&](int j) {
+        CT w[NW];
+        air_words(gv[j], w);
+#pragma unroll
+        for (int e = 0; e < V; ++e)
+          if (air_key_at<KB>(w, e) >= klo) emit_at(e0 + j * V + e);
+      });
+      for (int i = e0 + nfull * V; i < e1; ++i)
+        if ((CT)s_key[i] >= klo) emit_at(i);
+    }
+    cluster.sync(); /* no block leaves while another may still add to rank 0's counter */
+    return;
+  }
 
   /* (b) results (nf) and ties (nt) of the run: in the marked groups only */
   unsigned nf = 0, ng = 0; /* keys > khi, keys >= klo */

@@ -1177,7 +1177,10 @@ __global__ void __launch_bounds__(AIR_THREADS) air_one_block_kernel(const air_pa
  * space, ordered by slot; (d) the block then emits the stash with all its threads:
  * consecutive slots, raw values read back from global memory. A block with more
  * than AIR_CLUSTER_STASH slotted elements runs (c)-(d) in rounds. Ties are
- * resolved by position, so no index passes. For rows of AIR_STAGE_BYTES .. cs x
+ * resolved by position, so no index passes. After an early stop (the chosen bin holds
+ * exactly the results still needed) no tie is left to order, so (b)-(d) give way to
+ * one DSMEM atomic per warp on rank 0's slot counter: no prefix across ranks, no
+ * cluster barrier for it, no stash (LLM shapes 0.92x the time, docs/perf-notes.md v0.12). For rows of AIR_STAGE_BYTES .. cs x
  * stage budget, cs = 1 .. AIR_CLUSTER_MAX_BLOCKS (air_radix.cu chooses).
  */
 enum {

@@ -1178,10 +1178,11 @@ __global__ void __launch_bounds__(AIR_THREADS) air_one_block_kernel(const air_pa
  * consecutive slots, raw values read back from global memory. A block with more
  * than AIR_CLUSTER_STASH slotted elements runs (c)-(d) in rounds. Ties are
  * resolved by position, so no index passes. After an early stop (the chosen bin holds
- * exactly the results still needed) no tie is left to order, so (b)-(d) give way to
- * one DSMEM atomic per warp on rank 0's slot counter: no prefix across ranks, no
- * cluster barrier for it, no stash (LLM shapes 0.92x the time, docs/perf-notes.md v0.12). For rows of AIR_STAGE_BYTES .. cs x
- * stage budget, cs = 1 .. AIR_CLUSTER_MAX_BLOCKS (air_radix.cu chooses).
+ * exactly the results still needed) no tie is left to order, so after (b) one DSMEM
+ * atomic per warp on rank 0's slot counter replaces the prefix across ranks, its
+ * cluster barrier and the stash of (c)-(d) (LLM shapes 0.92x the time,
+ * docs/perf-notes.md v0.12). For rows of AIR_STAGE_BYTES .. cs x stage budget,
+ * cs = 1 .. AIR_CLUSTER_MAX_BLOCKS (air_radix.cu chooses).
  */
 enum {
   AIR_CLUSTER_THREADS = 1024,
@@ -1568,43 +1569,6 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
     }
   };
 
-  if (cand == k_rem) {
-    /*
-     * Early stop: every key >= klo is a result and there are exactly k of them, so slot order
-     * is free (unsorted output allows any; sorted output is sorted after the kernel). One
-     * DSMEM atomic per warp on rank 0's counter gives each warp its slots, instead of the
-     * index-ordered prefix across ranks below, which costs a cluster barrier and a stash.
-     */
-    unsigned c = 0;
-    each_marked([&](int j) {
-      CT w[NW];
-      air_words(gv[j], w);
-#pragma unroll
-      for (int e = 0; e < V; ++e) c += air_key_at<KB>(w, e) >= klo;
-    });
-    for (int i = e0 + nfull * V; i < e1; ++i) c += (CT)s_key[i] >= klo;
-    const unsigned x = air_warp_incl_sum(c);
-    unsigned base = 0;
-    if (lane == 31 && x > 0) base = atomicAdd(cluster.map_shared_rank(&s_next_slot, 0u), x);
-    unsigned slot = __shfl_sync(0xffffffffu, base, 31) + x - c;
-    auto emit_at = [&](int i) {
-      air_emit(P, row, (int64_t)slot++, src[i], s_key[i], (unsigned)(lo + i));
-    };
-    if (c > 0) {
-      each_marked([&](int j) {
-        CT w[NW];
-        air_words(gv[j], w);
-#pragma unroll
-        for (int e = 0; e < V; ++e)
-          if (air_key_at<KB>(w, e) >= klo) emit_at(e0 + j * V + e);
-      });
-      for (int i = e0 + nfull * V; i < e1; ++i)
-        if ((CT)s_key[i] >= klo) emit_at(i);
-    }
-    cluster.sync(); /* no block leaves while another may still add to rank 0's counter */
-    return;
-  }
-
   /* (b) results (nf) and ties (nt) of the run: in the marked groups only */
   unsigned nf = 0, ng = 0; /* keys > khi, keys >= klo */
   {
@@ -1636,6 +1600,37 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
       nf += cnt - nle;
     }
   }
+
+  if (cand == k_rem) {
+    /*
+     * Early stop: every key >= klo is a result and there are exactly k of them, so slot order
+     * is free (unsorted output allows any; sorted output is sorted after the kernel). One
+     * DSMEM atomic per warp on rank 0's counter gives each warp its slots, instead of the
+     * index-ordered prefix across ranks below, which costs a cluster barrier and a stash.
+     */
+    const unsigned c = ng; /* the run's keys >= klo, counted in (b) */
+    const unsigned x = air_warp_incl_sum(c);
+    unsigned base = 0;
+    if (lane == 31 && x > 0) base = atomicAdd(cluster.map_shared_rank(&s_next_slot, 0u), x);
+    unsigned slot = __shfl_sync(0xffffffffu, base, 31) + x - c;
+    auto emit_at = [&](int i) {
+      air_emit(P, row, (int64_t)slot++, src[i], s_key[i], (unsigned)(lo + i));
+    };
+    if (c > 0) {
+      each_marked([&](int j) {
+        CT w[NW];
+        air_words(gv[j], w);
+#pragma unroll
+        for (int e = 0; e < V; ++e)
+          if (air_key_at<KB>(w, e) >= klo) emit_at(e0 + j * V + e);
+      });
+      for (int i = e0 + nfull * V; i < e1; ++i)
+        if ((CT)s_key[i] >= klo) emit_at(i);
+    }
+    cluster.sync(); /* no block leaves while another may still add to rank 0's counter */
+    return;
+  }
+
   const unsigned nt = ng - nf;
   const unsigned xf = air_warp_incl_sum(nf), xt = air_warp_incl_sum(nt); /* inclusive, over the warp's lanes */
   if (lane == 31) {

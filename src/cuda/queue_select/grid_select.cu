@@ -63,8 +63,8 @@ static int64_t grid_bpr(const topk_problem* p, const topk_device_info* dev) {
  * Blocks per cluster of the k = 1 path; 0 where it does not apply: k > 1, bpr = 1, rows
  * longer than the bound, or a device without thread-block clusters (before Hopper).
  */
-static int grid_top1_cs(const topk_problem* p, const topk_device_info* dev) {
-  if (p->k != 1 || grid_bpr(p, dev) <= 1 || (dev && dev->cc_major < 9)) return 0;
+static int grid_top1_cs(const topk_problem* p, const topk_device_info* dev, int64_t bpr) {
+  if (p->k != 1 || bpr <= 1 || (dev && dev->cc_major < 9)) return 0;
   const int64_t sms = dev && dev->sm_count > 0 ? dev->sm_count : 132;
   const int64_t len = p->row_offsets ? p->n / p->batch : p->n;
   if (len > grid_top1_max()) return 0;
@@ -76,7 +76,7 @@ static int grid_top1_cs(const topk_problem* p, const topk_device_info* dev) {
 
 static size_t grid_bytes(const topk_problem* p, const topk_device_info* dev) {
   const int64_t bpr = grid_bpr(p, dev);
-  if (bpr <= 1 || grid_top1_cs(p, dev) > 0) return 0;
+  if (bpr <= 1 || grid_top1_cs(p, dev, bpr) > 0) return 0;
   const size_t pair = topk_key_bits(p->dtype) == 64 ? 16 : 8;
   return (size_t)p->batch * (size_t)bpr * (size_t)p->k * pair + (TOPK_WS_ALIGN - 1);
 }
@@ -101,7 +101,8 @@ static topk_status grid_run(const topk_args* a, void* workspace, size_t workspac
                  "grid_select: workspace of %zu bytes given, %zu needed", workspace ? workspace_bytes : (size_t)0,
                  need);
   qs_params P = qs_fill_params(a);
-  const int cs = grid_top1_cs(&a->p, a->dev);
+  P.bpr = grid_bpr(&a->p, a->dev);
+  const int cs = grid_top1_cs(&a->p, a->dev, P.bpr);
   if (cs > 0) {
     switch (qs_width_col(a->p.dtype)) {
       case 0: return qs_launch_grid_top1<16>(P, cs, (cudaStream_t)stream);
@@ -109,7 +110,6 @@ static topk_status grid_run(const topk_args* a, void* workspace, size_t workspac
       default: return qs_launch_grid_top1<64>(P, cs, (cudaStream_t)stream);
     }
   }
-  P.bpr = grid_bpr(&a->p, a->dev);
   P.cand = need > 0 ? (void*)topk_ws_base(workspace) : NULL;
   return table[b][qs_width_col(a->p.dtype)](P, (cudaStream_t)stream);
 }

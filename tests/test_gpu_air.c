@@ -38,6 +38,7 @@ typedef struct air_case {
   const char*    cluster_cs;    /* TOPK_AIR_CLUSTER_CS, or NULL: the launch decides */
   const char*    rows_cap;      /* TOPK_AIR_ROWS_CAP (ROWS candidate buffer), or NULL for the default */
   const char*    rows_bits;     /* TOPK_AIR_ROWS_FIRST_BITS, or NULL for the default */
+  const char*    rows_stream;   /* TOPK_AIR_ROWS_STREAM ("0": no one-read start), or NULL for the default */
   int            lib_workspace; /* pass no workspace: the library allocates it */
 } air_case;
 
@@ -57,7 +58,8 @@ static int run_case(const air_case* a) {
                               {"TOPK_AIR_ALPHA", a->alpha},
                               {"TOPK_AIR_CLUSTER_CS", a->cluster_cs},
                               {"TOPK_AIR_ROWS_CAP", a->rows_cap},
-                              {"TOPK_AIR_ROWS_FIRST_BITS", a->rows_bits}},
+                              {"TOPK_AIR_ROWS_FIRST_BITS", a->rows_bits},
+                              {"TOPK_AIR_ROWS_STREAM", a->rows_stream}},
                       .lib_workspace = a->lib_workspace};
   return gpu_case_run(&c, test_seed());
 }
@@ -116,8 +118,15 @@ TEST(sanitizer_small) {
   static const int64_t off_ad[] = {0, 2000, 402000};
   RUN(.dtype = TOPK_F32, .batch = 2, .n = 402000, .k = 100, .flags = TOPK_SORTED, .gen = {.dist = GEN_UNIFORM},
       .offsets = off_ad, .path = "adaptive");
-  /* the rows path: buffered from pass 1; with a tiny buffer, ties broken over global memory */
+  /* the rows path: the one-read start with compactions (normal), giving up after the compaction
+   * limit (ascending) or on ties (all equal, misaligned); without it, buffered from pass 1; with a
+   * tiny buffer, ties broken over global memory */
   RUN(.dtype = TOPK_F32, .batch = 3, .n = 20000, .k = 100, .gen = {.dist = GEN_NORMAL}, .path = "rows");
+  RUN(.dtype = TOPK_F32, .batch = 2, .n = 70000, .k = 100, .gen = {.dist = GEN_SORTED_ASC}, .path = "rows");
+  RUN(.dtype = TOPK_BF16, .batch = 2, .n = 30001, .k = 500, .ld = 30003, .flags = TOPK_SORTED,
+      .gen = {.dist = GEN_ALL_EQUAL}, .path = "rows");
+  RUN(.dtype = TOPK_F32, .batch = 3, .n = 20000, .k = 100, .gen = {.dist = GEN_NORMAL}, .path = "rows",
+      .rows_stream = "0");
   RUN(.dtype = TOPK_BF16, .batch = 3, .n = 9001, .k = 300, .ld = 9003, .flags = TOPK_SORTED,
       .gen = {.dist = GEN_ZIPF}, .path = "rows", .rows_cap = "64");
   /* the copy path (k = n, unsorted, no path forced): a row stride, NaN and inf */
@@ -573,6 +582,50 @@ TEST(rows_path) {
   return TEST_OK;
 }
 
+/*
+ * ROWS' one-read start (air_rows_stream): rows long enough for several compactions of the
+ * buffer, on every distribution, against the same rows without it; ascending rows (every
+ * element passes: the compaction limit, then the passes over global memory) and all-equal
+ * rows (a compaction that cannot free room) give up and must still be exact; rows whose
+ * k-th key is tied many times; misaligned rows (scalar head and tail); both directions,
+ * sorted or not, every key width, 64-bit indices.
+ */
+TEST(rows_stream) {
+  static const topk_dtype dts[] = {TOPK_F32, TOPK_F16, TOPK_BF16, TOPK_F64, TOPK_U32, TOPK_I64};
+  static const char* const stream[] = {NULL, "0"};
+  SKIP_WITHOUT_GPU();
+  for (int d = 0; d < COUNT(dts); ++d)
+    for (int g = 0; g < gpu_case_dist_count; ++g) {
+      const unsigned flags = (g + d) & 1 ? TOPK_SMALLEST : 0u;
+      RUN(.dtype = dts[d], .batch = 3, .n = 70001, .k = 100, .flags = flags, .gen = gpu_case_dists[g], .path = "rows");
+      RUN(.dtype = dts[d], .batch = 2, .n = 150000, .k = 1500, .flags = (flags ^ TOPK_SMALLEST) | TOPK_SORTED,
+          .gen = gpu_case_dists[g], .path = "rows");
+    }
+  for (int s = 0; s < COUNT(stream); ++s)
+    for (int d = 0; d < COUNT(dts); ++d) {
+      /* a few distinct values: the k-th key tied many times (zipf), k = 1, k = n - 1 */
+      RUN(.dtype = dts[d], .batch = 5, .n = 40000, .k = 333, .gen = {.dist = GEN_ZIPF}, .path = "rows",
+          .rows_stream = stream[s]);
+      RUN(.dtype = dts[d], .batch = 2, .n = 40000, .k = 1, .flags = TOPK_SMALLEST, .gen = {.dist = GEN_NORMAL},
+          .path = "rows", .rows_stream = stream[s]);
+      RUN(.dtype = dts[d], .batch = 2, .n = 9000, .k = 8999, .gen = {.dist = GEN_UNIFORM}, .path = "rows",
+          .rows_stream = stream[s]);
+      /* misaligned rows, 64-bit indices, no indices */
+      RUN(.dtype = dts[d], .batch = 3, .n = 33333, .k = 2048, .ld = 33335, .flags = TOPK_SORTED,
+          .index_type = TOPK_INDEX_I64, .gen = {.dist = GEN_NORMAL}, .path = "rows", .rows_stream = stream[s]);
+      RUN(.dtype = dts[d], .batch = 3, .n = 33333, .k = 64, .ld = 33334, .index_type = TOPK_INDEX_NONE,
+          .gen = {.dist = GEN_UNIFORM}, .path = "rows", .rows_stream = stream[s]);
+    }
+  /* the unforced choice: half a row per SM of 2^20 (132-SM H100: ROWS), radix-adversarial */
+  RUN(.dtype = TOPK_F32, .batch = 70, .n = (int64_t)1 << 20, .k = 256,
+      .gen = {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 20});
+  /* nondeterministic ties allowed, and the unforced choice for many rows */
+  RUN(.dtype = TOPK_F32, .batch = 200, .n = 60000, .k = 100, .flags = TOPK_NONDETERMINISTIC,
+      .gen = {.dist = GEN_UNIFORM});
+  RUN(.dtype = TOPK_F32, .batch = 200, .n = 60000, .k = 1000, .flags = TOPK_SORTED, .gen = {.dist = GEN_NORMAL});
+  return TEST_OK;
+}
+
 /* Large single rows: the whole GPU on one row. */
 TEST(large_n) {
   SKIP_WITHOUT_GPU();
@@ -606,5 +659,6 @@ TEST(large_n) {
   X(adaptive_rows)        \
   X(common_prefix)        \
   X(rows_path)            \
+  X(rows_stream)          \
   X(large_n)
 TEST_MAIN(LIST)

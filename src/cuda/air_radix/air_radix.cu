@@ -20,10 +20,12 @@
  *              pass of MULTI in one cooperative launch (air_fused_kernel), passes
  *              separated by a per-row barrier instead of a kernel boundary; the
  *              kernel zeroes its own histograms. One launch instead of 4 to 8.
- *   ROWS       uniform rows longer than ONE-BLOCK stages, at least one row per SM
- *              (16-bit keys: only rows CLUSTER cannot hold): one block per row streams it from
- *              global memory, histogram and candidate buffer in shared memory
- *              (air_rows_kernels.cuh); one launch, no workspace but the sorted part.
+ *   ROWS       uniform rows longer than ONE-BLOCK stages, at least one row per SM, or half
+ *              a row per SM for rows of >= 2^16 read once (16-bit keys: only rows CLUSTER cannot
+ *              hold): one block per row streams it from global memory, histogram and
+ *              candidate buffer in shared memory (air_rows_kernels.cuh); rows of at least
+ *              twice the buffer are read once (the one-read start: a running threshold
+ *              fills the buffer); one launch, no workspace but the sorted part.
  *   CLUSTER    on Hopper, uniform rows (or one row given by offsets) above the ONE-BLOCK size and at
  *              most 8 x AIR_CLUSTER_MAX_SLICE_BYTES:
  *              a thread-block cluster of 1, 2, 4 or 8 blocks (1024 threads each) per
@@ -97,7 +99,8 @@
  * TOPK_AIR_CLUSTER_CS=1|2|4|8|16 (the CLUSTER path's blocks per row, where at least the
  * plan's), TOPK_AIR_MIN_TILES (MULTI / FUSED tiles per block at least, default 4 / 1)
  * TOPK_AIR_ROWS_CAP (ROWS candidate buffer entries, 1..16384; default 4096, 2048 for
- * 64-bit keys), TOPK_AIR_ROWS_FIRST_BITS (ROWS first digit, 8..13, default 11)
+ * 64-bit keys, or what the one-read start needs), TOPK_AIR_ROWS_FIRST_BITS (ROWS first
+ * digit, 8..13, default 11), TOPK_AIR_ROWS_STREAM=0 (ROWS without its one-read start)
  * and TOPK_AIR_PATH=one|multi|fused|cluster|adaptive|rows (force a path; tests use it).
  *
  * run() never allocates, synchronises or copies to the host; every launch is
@@ -156,6 +159,8 @@ static const int64_t AIR_BLOCK_SORT_MAX = 2048;
 static const int64_t AIR_ROWS_CAP = 4096;
 static const int64_t AIR_ROWS_CAP_64 = 2048;
 static const int AIR_ROWS_FIRST_BITS = 11;
+/* ROWS' one-read start: its buffer and histogram within this much shared memory (2 blocks per SM) */
+static const int64_t AIR_ROWS_STREAM_SMEM = 112 * 1024;
 /* ROWS by default from this many rows per SM (every SM has whole rows to stream), and for
  * 16-bit keys only where CLUSTER does not fit. Measured (docs/perf-notes.md v0.9, same
  * runs): f32, ROWS against CLUSTER, 256 x 151936, k = 1024, sorted: 0.26 against 0.36 ms;
@@ -163,6 +168,11 @@ static const int AIR_ROWS_FIRST_BITS = 11;
  * 0.60 ms, 4096 x 131072: 2.48 against 2.44 ms (the streamed passes cost per element, and a
  * bf16 row has twice the elements per byte). */
 static const int64_t AIR_ROWS_MIN_ROWS_PER_SM = 1;
+/* ROWS also from half a row per SM for rows this long when the one-read start applies: one
+ * block per row streams each row once, where MULTI or CLUSTER read it twice or more. Measured
+ * (docs/perf-notes.md v0.13, same run, f32 uniform / normal / radix-adversarial, k 32 and
+ * 256): 64 and 100 rows of 2^20 and 2^22: 0.26-0.91x MULTI's time; 32 rows: 0.80-1.95x. */
+static const int64_t AIR_ROWS_HALF_MIN_N = (int64_t)1 << 16;
 static const int64_t AIR_ONE_SMEM_BUDGET = 45056;
 enum { MAX_PASSES = AIR_MAX_PASSES };
 
@@ -180,6 +190,7 @@ typedef struct air_layout {
   int rows;             /* ROWS: air_rows_kernel, a block per row streaming it (rows_first_bits, rows_cap) */
   int rows_first_bits;
   int64_t rows_cap;
+  int rows_stream;      /* ROWS: the one-read start (air_rows_stream); rows_cap is then >= its need */
   size_t rows_smem;
   int key_bits;         /* 16, 32, 64 */
   int es;               /* element bytes */
@@ -256,11 +267,17 @@ static int64_t env_alpha(void) {
 }
 
 /* TOPK_AIR_ROWS_CAP / TOPK_AIR_ROWS_FIRST_BITS: the ROWS path's candidate buffer and first digit (measurement, tests) */
-static int64_t env_rows_cap(int64_t dflt) {
+static int64_t env_rows_cap(void) { /* 0: not forced */
   const char* s = getenv("TOPK_AIR_ROWS_CAP");
   const long long c = s && *s ? atoll(s) : 0;
-  return c >= 1 && c <= 16384 ? (int64_t)c : dflt;
+  return c >= 1 && c <= 16384 ? (int64_t)c : 0;
 }
+/* TOPK_AIR_ROWS_STREAM=0: ROWS without the one-read start (measurement, tests) */
+static int env_rows_stream(void) {
+  const char* s = getenv("TOPK_AIR_ROWS_STREAM");
+  return !(s && strcmp(s, "0") == 0);
+}
+
 static int env_rows_first_bits(void) {
   const char* s = getenv("TOPK_AIR_ROWS_FIRST_BITS");
   const int b = s && *s ? atoi(s) : 0;
@@ -319,9 +336,20 @@ static int cluster_shape(int64_t len, int es, int* cs, int64_t* slice) {
   return 0;
 }
 
+/* ROWS' one-read start applies: rows of at least twice its buffer (k + two rounds of loads),
+ * the buffer within AIR_ROWS_STREAM_SMEM. Measured (docs/perf-notes.md v0.13, same runs, f32
+ * 4096 rows, k 64..2048): 0.42-0.82x the time of the two-read start at 65536 and 131072,
+ * 0.90-1.22x at 16384 (the second read of such rows comes from L2). */
+static int rows_stream_fits(const topk_problem* p, int es, int first_bits) {
+  const int64_t scap = air_rows_stream_cap(p->k, es);
+  return p->n >= 2 * scap && air_rows_smem_bytes(first_bits, scap, es) <= AIR_ROWS_STREAM_SMEM;
+}
+
 /*
  * ONE-BLOCK for short rows; else ROWS for uniform rows, AIR_ROWS_MIN_ROWS_PER_SM or
- * more per SM, 16-bit keys only beyond CLUSTER (forced ROWS with offsets works too); else CLUSTER (Hopper) for rows that fit the shared
+ * more per SM (or half a row per SM for rows of >= AIR_ROWS_HALF_MIN_N that the one-read
+ * start serves), 16-bit keys only
+ * beyond CLUSTER (forced ROWS with offsets works too); else CLUSTER (Hopper) for rows that fit the shared
  * memory of a cluster (uniform rows, or one row given by offsets: it lies within the
  * n-element buffer; with more rows by offsets the longest row is unknown);
  * else FUSED when every row can have a resident block (batch <= SM count: at least
@@ -355,6 +383,9 @@ static int choose_path(const topk_problem* p, const topk_device_info* dev, int e
   const int64_t avg = p->row_offsets ? (p->batch > 0 ? p->n / p->batch : p->n) : p->n;
   if (avg <= AIR_STAGE_BYTES / es) return PATH_ONE;
   if (fits_rows && !p->row_offsets && p->batch >= AIR_ROWS_MIN_ROWS_PER_SM * sms && (es != 2 || !fits_cluster))
+    return PATH_ROWS;
+  if (fits_rows && !p->row_offsets && 2 * p->batch >= sms && p->n >= AIR_ROWS_HALF_MIN_N &&
+      rows_stream_fits(p, es, env_rows_first_bits()) && (es != 2 || !fits_cluster))
     return PATH_ROWS;
   if (fits_cluster) return PATH_CLUSTER;
   if (fits_adaptive && (p->flags & TOPK_INTERNAL_SHORT_ROWS)) return PATH_ADAPTIVE;
@@ -394,7 +425,12 @@ static topk_status plan_layout(const topk_problem* p, const topk_device_info* de
   L->rows = path == PATH_ROWS;
   if (L->rows) {
     L->rows_first_bits = env_rows_first_bits();
-    L->rows_cap = env_rows_cap(L->es == 8 ? AIR_ROWS_CAP_64 : AIR_ROWS_CAP);
+    const int64_t dflt = L->es == 8 ? AIR_ROWS_CAP_64 : AIR_ROWS_CAP, forced_cap = env_rows_cap();
+    /* the one-read start where it fits, unless a smaller buffer is forced */
+    const int64_t scap = air_rows_stream_cap(p->k, L->es);
+    L->rows_stream = env_rows_stream() && rows_stream_fits(p, L->es, L->rows_first_bits) &&
+                     (forced_cap == 0 || forced_cap >= scap);
+    L->rows_cap = forced_cap ? forced_cap : L->rows_stream && scap > dflt ? scap : dflt;
     L->rows_smem = (size_t)air_rows_smem_bytes(L->rows_first_bits, L->rows_cap, L->es);
   }
   const int sorted = (p->flags & TOPK_SORTED) != 0;
@@ -670,7 +706,7 @@ static topk_status launch_rows(const air_layout* L, air_params P, int64_t batch,
     const int64_t rows = batch - row0 < INT_MAX ? batch - row0 : INT_MAX;
     P.row0 = row0;
     air_rows_kernel<DT><<<(unsigned)rows, AIR_THREADS, L->rows_smem, stream>>>(P, L->rows_first_bits,
-                                                                             (unsigned)L->rows_cap);
+                                                                             (unsigned)L->rows_cap, L->rows_stream);
     TOPK_CUDA_TRY_LAUNCH("air_rows_kernel");
   }
   return TOPK_SUCCESS;

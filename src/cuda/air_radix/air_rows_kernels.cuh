@@ -144,10 +144,200 @@ __device__ __forceinline__ int air_rows_digit(KeyT key, unsigned idx, bool by_ke
                 : (int)((((~(unsigned long long)idx) & imask) >> shift) & (unsigned long long)(nbins - 1));
 }
 
+/*
+ * The one-read start (air_rows_stream): the row is streamed once and every element whose
+ * rank key is >= a running threshold thr goes to the candidate buffer. thr starts at the
+ * smallest key; whenever the buffer could not take another round of loads, the block
+ * compacts it (air_rows_compact): thr rises to a key prefix at or below the k-th best key
+ * seen so far and the buffer keeps only the keys >= thr. Invariant: the buffer holds every
+ * element seen with key >= thr, and at least k of them, because thr never exceeds the k-th
+ * best key seen. The k-th best key of the row is >= thr at the end, so the buffer holds the
+ * row's k best (with every tie at the k-th key) and the passes after it read only the
+ * buffer: one read of the row instead of two or more. For random orders few elements pass
+ * once thr is near the k-th key (about k ln(n / cap) after the first compaction).
+ * It gives up (the caller then runs the passes over global memory from the start) when a
+ * compaction cannot free a round's room (more keys tie at thr than the buffer holds, e.g.
+ * all-equal rows) or after AIR_ROWS_STREAM_MAX_COMPACTIONS compactions (rows in ascending
+ * order, where every element passes): the cost of such rows is bounded by that many
+ * compactions plus the multi-pass path.
+ */
+enum { AIR_ROWS_STREAM_MAX_COMPACTIONS = 8, AIR_ROWS_COMPACT_E = 8 /* buffer entries per thread per compaction round */ };
+
+/* 16-byte loads per thread per round of the stream (16-bit keys: 2, else 4) and elements per round */
+__host__ __device__ constexpr int air_rows_stream_unroll(int es) { return es == 2 ? 2 : AIR_ROWS_UNROLL; }
+__host__ __device__ constexpr int air_rows_stream_round(int es) {
+  return AIR_THREADS * air_rows_stream_unroll(es) * (16 / es);
+}
+/* Buffer entries the stream needs: k kept after a compaction, then two rounds of room. */
+__host__ __device__ __forceinline__ int64_t air_rows_stream_cap(int64_t k, int es) {
+  return (k + 2 * (int64_t)air_rows_stream_round(es) + 255) & ~(int64_t)255;
+}
+
+/*
+ * Raises thr to the largest key prefix whose keys in the buffer number at least k and at
+ * most `target` (or to the exact k-th key when no coarser prefix is that small), then
+ * keeps only the entries >= thr, in place. Every thread calls it; all get the same result.
+ * Returns false when the entries >= the exact k-th key exceed `room` (ties: the stream
+ * gives up).
+ */
+template <typename KeyT, int KB>
+__device__ bool air_rows_compact(KeyT* s_bkey, unsigned* s_bidx, unsigned* s_nbuf, unsigned* s_hist,
+                                 unsigned* s_warp, air_choice<unsigned>* s_choice, unsigned k, unsigned target,
+                                 unsigned room, KeyT& thr) {
+  typedef typename air_rows_word<KB>::type W;
+  const unsigned n = *s_nbuf;
+  unsigned k_rem = k, ge = n;
+  int lk = 0;
+  W pk = 0;
+  while (lk < KB) {
+    const int w = KB - lk < AIR_ROWS_DIGIT_BITS ? KB - lk : AIR_ROWS_DIGIT_BITS;
+    const int nbins = 1 << w, shift = KB - lk - w;
+    for (int b = threadIdx.x; b < nbins; b += AIR_THREADS) s_hist[b] = 0;
+    __syncthreads();
+    for (unsigned e = threadIdx.x; e < n; e += AIR_THREADS) {
+      const W key = (W)s_bkey[e];
+      if (lk == 0 || (key >> (KB - lk)) == pk) atomicAdd(&s_hist[(int)((key >> shift) & (W)(nbins - 1))], 1u);
+    }
+    __syncthreads();
+    air_choose<unsigned>(s_hist, nbins, k_rem, s_warp, s_choice); /* ends with a barrier */
+    pk = (pk << w) | (W)s_choice->digit;
+    lk += w;
+    k_rem -= s_choice->greater;
+    ge = (k - k_rem) + s_choice->count; /* entries whose key has the prefix pk or a greater one */
+    if (ge <= target) break;
+  }
+  if (ge > room) return false;
+  const KeyT t = (KeyT)(lk < KB ? pk << (KB - lk) : pk);
+  if (t > thr) thr = t;
+  __syncthreads(); /* s_choice and n read by all before the buffer and its count change */
+  if (threadIdx.x == 0) *s_nbuf = 0;
+  __syncthreads();
+  /* In rounds: a round's entries are read into registers before any is written back, and the
+   * kept ones go to slots below the end of the rounds read so far. */
+  for (unsigned base = 0; base < n; base += AIR_THREADS * AIR_ROWS_COMPACT_E) {
+    KeyT kk[AIR_ROWS_COMPACT_E];
+    unsigned ii[AIR_ROWS_COMPACT_E];
+#pragma unroll
+    for (int u = 0; u < AIR_ROWS_COMPACT_E; ++u) {
+      const unsigned e = base + (unsigned)(u * AIR_THREADS) + threadIdx.x;
+      if (e < n) {
+        kk[u] = s_bkey[e];
+        ii[u] = s_bidx[e];
+      }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int u = 0; u < AIR_ROWS_COMPACT_E; ++u) {
+      const unsigned e = base + (unsigned)(u * AIR_THREADS) + threadIdx.x;
+      if (e < n && kk[u] >= thr) {
+        const unsigned slot = air_rows_claim(s_nbuf, true);
+        s_bkey[slot] = kk[u];
+        s_bidx[slot] = ii[u];
+      }
+    }
+    __syncthreads();
+  }
+  return true;
+}
+
+/*
+ * Streams the row once into the buffer (above). Returns true (for all threads) when the
+ * buffer then holds the row's k best, *s_nbuf entries; false when it gave up. Needs
+ * cap >= air_rows_stream_cap(k, sizeof(RawT)) and k < len.
+ */
+template <topk_dtype DT>
+__device__ bool air_rows_stream(const typename topk_dtype_traits<DT>::raw_t* row, unsigned len, bool smallest,
+                                unsigned k, unsigned cap, typename topk_dtype_traits<DT>::key_t* s_bkey,
+                                unsigned* s_bidx, unsigned* s_nbuf, unsigned* s_hist, unsigned* s_warp,
+                                air_choice<unsigned>* s_choice) {
+  typedef typename topk_dtype_traits<DT>::raw_t RawT;
+  typedef typename topk_dtype_traits<DT>::key_t KeyT;
+  constexpr int KB = topk_dtype_traits<DT>::bits;
+  constexpr int V = 16 / (int)sizeof(RawT);
+  constexpr int U = air_rows_stream_unroll((int)sizeof(RawT));
+  constexpr unsigned ROUND = (unsigned)air_rows_stream_round((int)sizeof(RawT));
+  const unsigned room = cap - ROUND; /* the buffer may hold this many at a round's start */
+  const unsigned target = k + (room - k) / 8;
+  KeyT thr = 0;
+  unsigned my_end = 0; /* 1 + the highest slot this thread claimed since the last compaction */
+  int compactions = 0;
+  auto offer = [&](RawT raw, unsigned idx) {
+    const KeyT key = topk_to_rank_key<DT>(raw, smallest);
+    if (key >= thr) {
+      const unsigned slot = air_rows_claim(s_nbuf, true);
+      s_bkey[slot] = key;
+      s_bidx[slot] = idx;
+      my_end = slot + 1;
+    }
+  };
+  const uintptr_t a = (uintptr_t)row;
+  unsigned head = (unsigned)(((16u - (unsigned)(a & 15u)) & 15u) / sizeof(RawT));
+  if ((a % sizeof(RawT)) != 0 || head > len) head = len; /* misaligned elements: all scalar, by rounds */
+  const unsigned nvec = (len - head) / V;
+  const uint4* vp = (const uint4*)(row + head);
+  /* After each step (at most ROUND elements offered, so a step that starts with <= room
+   * entries cannot overflow the buffer): one barrier, and a compaction when some thread's last
+   * slot passed room. */
+  auto step_done = [&]() -> bool {
+    if (!__syncthreads_or(my_end > room)) return true;
+    if (++compactions > AIR_ROWS_STREAM_MAX_COMPACTIONS) return false;
+    if (!air_rows_compact<KeyT, KB>(s_bkey, s_bidx, s_nbuf, s_hist, s_warp, s_choice, k, target, room, thr))
+      return false;
+    my_end = 0;
+    return true;
+  };
+  /* the scalar head (the whole row when its elements are misaligned) */
+  for (unsigned pos = 0; pos < head;) {
+    const unsigned end = head - pos < ROUND ? head : pos + ROUND;
+    for (unsigned i = pos + threadIdx.x; i < end; i += AIR_THREADS) offer(row[i], i);
+    pos = end;
+    if (!step_done()) return false;
+  }
+  /* 16-byte loads, the next step's issued before this step is offered. (Two buffers used in
+   * turn instead of this copy measured 1.2-1.3x slower: docs/perf-notes.md v0.13.) */
+  auto load = [&](uint4(&v)[U], unsigned j0) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const unsigned j = j0 + (unsigned)(u * AIR_THREADS) + threadIdx.x;
+      if (j < nvec) v[u] = vp[j];
+    }
+  };
+  constexpr unsigned STEP_VEC = (unsigned)(U * AIR_THREADS);
+  uint4 cur[U], nxt[U];
+  if (nvec > 0) load(cur, 0);
+  for (unsigned j0 = 0; j0 < nvec; j0 += STEP_VEC) {
+    if (j0 + STEP_VEC < nvec) load(nxt, j0 + STEP_VEC);
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const unsigned j = j0 + (unsigned)(u * AIR_THREADS) + threadIdx.x;
+      if (j < nvec) {
+        union {
+          uint4 q;
+          RawT e[V];
+        } w;
+        w.q = cur[u];
+#pragma unroll
+        for (int t = 0; t < V; ++t) offer(w.e[t], head + j * (unsigned)V + (unsigned)t);
+      }
+    }
+    if (!step_done()) return false;
+#pragma unroll
+    for (int u = 0; u < U; ++u) cur[u] = nxt[u];
+  }
+  /* the scalar tail (< V elements) */
+  const unsigned vend = head + nvec * (unsigned)V;
+  if (vend < len) {
+    for (unsigned i = vend + threadIdx.x; i < len; i += AIR_THREADS) offer(row[i], i);
+    if (!step_done()) return false;
+  }
+  return true;
+}
+
 /* Grid: one block per row (row P.row0 + blockIdx.x); AIR_THREADS threads; air_rows_smem_bytes. */
+/* stream: try the one-read start (air_rows_stream) first; needs cap >= air_rows_stream_cap(k, element size). */
 template <topk_dtype DT>
 __global__ void __launch_bounds__(AIR_THREADS) air_rows_kernel(const air_params P, const int first_bits,
-                                                               const unsigned cap) {
+                                                               const unsigned cap, const int stream) {
   typedef typename topk_dtype_traits<DT>::raw_t RawT;
   typedef typename topk_dtype_traits<DT>::key_t KeyT;
   constexpr int KB = topk_dtype_traits<DT>::bits;
@@ -174,15 +364,24 @@ __global__ void __launch_bounds__(AIR_THREADS) air_rows_kernel(const air_params 
   const int ib = P.ib;
   const unsigned long long imask = air_index_mask(ib);
   const unsigned k = (unsigned)P.k;
+  bool streamed = false;
+  if (stream) {
+    if (threadIdx.x == 0) s_nbuf = 0;
+    __syncthreads();
+    streamed = air_rows_stream<DT>(in_row, len, smallest, k, cap, s_bkey, s_bidx, &s_nbuf, s_hist, s_warp, &s_choice);
+  }
+  /* streamed: the buffer holds the row's k best, and the passes below read only the buffer */
+  const unsigned nbuf_streamed = streamed ? s_nbuf : 0u;
+  __syncthreads(); /* s_nbuf read by all before thread 0 resets it (a stream that gave up) */
   if (threadIdx.x == 0) {
     s_out = 0;
-    s_nbuf = 0;
+    if (!streamed) s_nbuf = 0;
   }
 
   air_rows_level cur = {0, 0, 0ull, 0ull}, prev = cur;
-  unsigned k_rem = k, cand = len;
-  bool buffered = false;
-  unsigned nbuf = 0;
+  unsigned k_rem = k, cand = streamed ? nbuf_streamed : len;
+  bool buffered = streamed;
+  unsigned nbuf = nbuf_streamed;
 
   /* A result to its output slot (called by the lanes that have one: one atomic per warp). */
   auto emit_one = [&](RawT raw, KeyT key, unsigned idx) {
@@ -272,7 +471,7 @@ __global__ void __launch_bounds__(AIR_THREADS) air_rows_kernel(const air_params 
     }
     k_rem -= s_choice.greater;
     cand = s_choice.count;
-    if (pass == 0) {
+    if (pass == 0 && !streamed) {
       /* Bits every key shares: no element differs there, so the next pass starts below them. */
       unsigned long long a = (unsigned long long)k_and, o = (unsigned long long)k_or;
       air_block_and_or(a, o, s_ao);

@@ -619,6 +619,8 @@ TEST(rows_stream) {
   /* the unforced choice: half a row per SM of 2^20 (132-SM H100: ROWS), radix-adversarial */
   RUN(.dtype = TOPK_F32, .batch = 70, .n = (int64_t)1 << 20, .k = 256,
       .gen = {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 20});
+  /* the unforced choice: 16-bit rows that a cluster could hold but long enough to be read once */
+  RUN(.dtype = TOPK_BF16, .batch = 140, .n = 140000, .k = 2048, .flags = TOPK_SORTED, .gen = {.dist = GEN_NORMAL});
   /* nondeterministic ties allowed, and the unforced choice for many rows */
   RUN(.dtype = TOPK_F32, .batch = 200, .n = 60000, .k = 100, .flags = TOPK_NONDETERMINISTIC,
       .gen = {.dist = GEN_UNIFORM});

@@ -21,8 +21,8 @@
  *              separated by a per-row barrier instead of a kernel boundary; the
  *              kernel zeroes its own histograms. One launch instead of 4 to 8.
  *   ROWS       uniform rows longer than ONE-BLOCK stages, at least one row per SM, or half
- *              a row per SM for rows of >= 2^16 read once (16-bit keys: only rows CLUSTER cannot
- *              hold): one block per row streams it from global memory, histogram and
+ *              a row per SM for rows of >= 2^16 read once (16-bit keys: rows CLUSTER cannot
+ *              hold, or of >= 2^17 read once): one block per row streams it from global memory, histogram and
  *              candidate buffer in shared memory (air_rows_kernels.cuh); rows of at least
  *              twice the buffer are read once (the one-read start: a running threshold
  *              fills the buffer); one launch, no workspace but the sorted part.
@@ -173,6 +173,11 @@ static const int64_t AIR_ROWS_MIN_ROWS_PER_SM = 1;
  * (docs/perf-notes.md v0.13, same run, f32 uniform / normal / radix-adversarial, k 32 and
  * 256): 64 and 100 rows of 2^20 and 2^22: 0.26-0.91x MULTI's time; 32 rows: 0.80-1.95x. */
 static const int64_t AIR_ROWS_HALF_MIN_N = (int64_t)1 << 16;
+/* 16-bit keys take ROWS over CLUSTER from this row length when read once. Measured (docs/perf-
+ * notes.md v0.13, bf16 normal, ROWS with the one-read start against CLUSTER): 4096 x 131072,
+ * k = 2048: 1.97 against 2.52 ms; 256 x 151936, k = 50 / 1024: 0.147 / 0.192 against 0.163 /
+ * 0.199 ms; but 4096 x 32768, k = 2048: 0.80 against 0.62 ms, 256 x 32000: 0.053 against 0.045. */
+static const int64_t AIR_ROWS_16_MIN_N = (int64_t)1 << 17;
 static const int64_t AIR_ONE_SMEM_BUDGET = 45056;
 enum { MAX_PASSES = AIR_MAX_PASSES };
 
@@ -338,7 +343,7 @@ static int cluster_shape(int64_t len, int es, int* cs, int64_t* slice) {
 
 /* ROWS' one-read start applies: rows of at least twice its buffer (k + two rounds of loads),
  * the buffer within AIR_ROWS_STREAM_SMEM. Measured (docs/perf-notes.md v0.13, same runs, f32
- * 4096 rows, k 64..2048): 0.42-0.82x the time of the two-read start at 65536 and 131072,
+ * 4096 rows, k 64..2048): 0.43-1.01x the time of the two-read start at 65536 and 131072,
  * 0.90-1.22x at 16384 (the second read of such rows comes from L2). */
 static int rows_stream_fits(const topk_problem* p, int es, int first_bits) {
   const int64_t scap = air_rows_stream_cap(p->k, es);
@@ -349,7 +354,7 @@ static int rows_stream_fits(const topk_problem* p, int es, int first_bits) {
  * ONE-BLOCK for short rows; else ROWS for uniform rows, AIR_ROWS_MIN_ROWS_PER_SM or
  * more per SM (or half a row per SM for rows of >= AIR_ROWS_HALF_MIN_N that the one-read
  * start serves), 16-bit keys only
- * beyond CLUSTER (forced ROWS with offsets works too); else CLUSTER (Hopper) for rows that fit the shared
+ * beyond CLUSTER or from AIR_ROWS_16_MIN_N read once (forced ROWS with offsets works too); else CLUSTER (Hopper) for rows that fit the shared
  * memory of a cluster (uniform rows, or one row given by offsets: it lies within the
  * n-element buffer; with more rows by offsets the longest row is unknown);
  * else FUSED when every row can have a resident block (batch <= SM count: at least
@@ -382,11 +387,11 @@ static int choose_path(const topk_problem* p, const topk_device_info* dev, int e
   if (forced == PATH_ADAPTIVE && fits_adaptive) return PATH_ADAPTIVE;
   const int64_t avg = p->row_offsets ? (p->batch > 0 ? p->n / p->batch : p->n) : p->n;
   if (avg <= AIR_STAGE_BYTES / es) return PATH_ONE;
-  if (fits_rows && !p->row_offsets && p->batch >= AIR_ROWS_MIN_ROWS_PER_SM * sms && (es != 2 || !fits_cluster))
-    return PATH_ROWS;
-  if (fits_rows && !p->row_offsets && 2 * p->batch >= sms && p->n >= AIR_ROWS_HALF_MIN_N &&
-      rows_stream_fits(p, es, env_rows_first_bits()) && (es != 2 || !fits_cluster))
-    return PATH_ROWS;
+  /* 16-bit keys: ROWS only beyond CLUSTER, or read once from AIR_ROWS_16_MIN_N */
+  const int streams = rows_stream_fits(p, es, env_rows_first_bits());
+  const int rows_ok = fits_rows && !p->row_offsets && (es != 2 || !fits_cluster || (streams && p->n >= AIR_ROWS_16_MIN_N));
+  if (rows_ok && p->batch >= AIR_ROWS_MIN_ROWS_PER_SM * sms) return PATH_ROWS;
+  if (rows_ok && 2 * p->batch >= sms && p->n >= AIR_ROWS_HALF_MIN_N && streams) return PATH_ROWS;
   if (fits_cluster) return PATH_CLUSTER;
   if (fits_adaptive && (p->flags & TOPK_INTERNAL_SHORT_ROWS)) return PATH_ADAPTIVE;
   return fits_fused && p->batch * avg <= AIR_FUSED_MAX_ELEMS ? PATH_FUSED : PATH_MULTI;

@@ -24,7 +24,10 @@
  *   - an element beating cur but matching prev became a result in the last pass: it
  *     gets an output slot now (warp-aggregated atomic counter), so every result is
  *     written exactly once, by the global pass after the pass that decided it.
- * Passes read global memory until one buffers (candidates <= cap, known exactly from
+ * Rows of at least twice the one-read start's buffer begin with it (air_rows_stream, below):
+ * the row is read once into the buffer by a running threshold, and every pass after it reads
+ * only the buffer. Otherwise, or when it gives up:
+ * passes read global memory until one buffers (candidates <= cap, known exactly from
  * the previous histogram); later passes read only the buffer and write nothing, and
  * the last step writes every buffered element whose prefix is >= the final prefix
  * (early stop, sec. 3.3: the loop ends as soon as the candidates left equal the

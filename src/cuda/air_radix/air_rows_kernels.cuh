@@ -80,6 +80,27 @@ __device__ __forceinline__ unsigned air_rows_claim(unsigned* ctr, bool want) {
   return base + (unsigned)__popc(m & ((1u << lane) - 1u));
 }
 
+/* Calls f(raw, index) for the elements of this thread's U 16-byte vectors v[u] = vector
+ * j0 + u * AIR_THREADS + threadIdx.x (those below nvec) of a row whose vectors start at element head. */
+template <typename RawT, int U, typename F>
+__device__ __forceinline__ void air_rows_offer_vecs(const uint4 (&v)[U], unsigned j0, unsigned nvec, unsigned head,
+                                                    F& f) {
+  constexpr int V = 16 / (int)sizeof(RawT);
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    const unsigned j = j0 + (unsigned)(u * AIR_THREADS) + threadIdx.x;
+    if (j < nvec) {
+      union {
+        uint4 q;
+        RawT e[V];
+      } w;
+      w.q = v[u];
+#pragma unroll
+      for (int t = 0; t < V; ++t) f(w.e[t], head + j * (unsigned)V + (unsigned)t);
+    }
+  }
+}
+
 /*
  * Calls f(raw, index) for every element of the row, each once, by the block's threads:
  * scalar up to the first 16-byte boundary, then AIR_ROWS_UNROLL 16-byte loads per
@@ -101,19 +122,7 @@ __device__ __forceinline__ void air_rows_scan(const RawT* row, unsigned len, F& 
       const unsigned j = j0 + (unsigned)(u * AIR_THREADS) + threadIdx.x;
       if (j < nvec) v[u] = vp[j];
     }
-#pragma unroll
-    for (int u = 0; u < AIR_ROWS_UNROLL; ++u) {
-      const unsigned j = j0 + (unsigned)(u * AIR_THREADS) + threadIdx.x;
-      if (j < nvec) {
-        union {
-          uint4 q;
-          RawT e[V];
-        } w;
-        w.q = v[u];
-#pragma unroll
-        for (int t = 0; t < V; ++t) f(w.e[t], head + j * (unsigned)V + (unsigned)t);
-      }
-    }
+    air_rows_offer_vecs<RawT, AIR_ROWS_UNROLL>(v, j0, nvec, head, f);
   }
   for (unsigned i = head + nvec * (unsigned)V + threadIdx.x; i < len; i += AIR_THREADS) f(row[i], i);
 }
@@ -297,7 +306,7 @@ __device__ bool air_rows_stream(const typename topk_dtype_traits<DT>::raw_t* row
     if (!step_done()) return false;
   }
   /* 16-byte loads, the next step's issued before this step is offered. (Two buffers used in
-   * turn instead of this copy measured 1.2-1.3x slower: docs/perf-notes.md v0.13.) */
+   * turn instead of this copy measured 1.15-1.35x slower: docs/perf-notes.md v0.13.) */
   auto load = [&](uint4(&v)[U], unsigned j0) {
 #pragma unroll
     for (int u = 0; u < U; ++u) {
@@ -310,19 +319,7 @@ __device__ bool air_rows_stream(const typename topk_dtype_traits<DT>::raw_t* row
   if (nvec > 0) load(cur, 0);
   for (unsigned j0 = 0; j0 < nvec; j0 += STEP_VEC) {
     if (j0 + STEP_VEC < nvec) load(nxt, j0 + STEP_VEC);
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const unsigned j = j0 + (unsigned)(u * AIR_THREADS) + threadIdx.x;
-      if (j < nvec) {
-        union {
-          uint4 q;
-          RawT e[V];
-        } w;
-        w.q = cur[u];
-#pragma unroll
-        for (int t = 0; t < V; ++t) offer(w.e[t], head + j * (unsigned)V + (unsigned)t);
-      }
-    }
+    air_rows_offer_vecs<RawT, U>(cur, j0, nvec, head, offer);
     if (!step_done()) return false;
 #pragma unroll
     for (int u = 0; u < U; ++u) cur[u] = nxt[u];

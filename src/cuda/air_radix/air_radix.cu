@@ -22,10 +22,11 @@
  *              kernel zeroes its own histograms. One launch instead of 4 to 8.
  *   ROWS       uniform rows longer than ONE-BLOCK stages, at least one row per SM, or half
  *              a row per SM for rows of >= 2^16 read once (16-bit keys: rows CLUSTER cannot
- *              hold, or of >= 2^17 read once): one block per row streams it from global memory, histogram and
- *              candidate buffer in shared memory (air_rows_kernels.cuh); rows of at least
- *              twice the buffer are read once (the one-read start: a running threshold
- *              fills the buffer); one launch, no workspace but the sorted part.
+ *              hold, or of >= 2^17 read once): one block per row streams it from global
+ *              memory, histogram and candidate buffer in shared memory
+ *              (air_rows_kernels.cuh); rows of at least twice the buffer are read once
+ *              (the one-read start: a running threshold fills the buffer); one launch,
+ *              no workspace but the sorted part.
  *   CLUSTER    on Hopper, uniform rows (or one row given by offsets) above the ONE-BLOCK size and at
  *              most 8 x AIR_CLUSTER_MAX_SLICE_BYTES:
  *              a thread-block cluster of 1, 2, 4 or 8 blocks (1024 threads each) per
@@ -100,7 +101,8 @@
  * plan's), TOPK_AIR_MIN_TILES (MULTI / FUSED tiles per block at least, default 4 / 1)
  * TOPK_AIR_ROWS_CAP (ROWS candidate buffer entries, 1..16384; default 4096, 2048 for
  * 64-bit keys, or what the one-read start needs), TOPK_AIR_ROWS_FIRST_BITS (ROWS first
- * digit, 8..13, default 11), TOPK_AIR_ROWS_STREAM=0 (ROWS without its one-read start)
+ * digit, 8..13, default 11), TOPK_AIR_ROWS_STREAM=0 (ROWS without its one-read start; the
+ * path choice is unchanged)
  * and TOPK_AIR_PATH=one|multi|fused|cluster|adaptive|rows (force a path; tests use it).
  *
  * run() never allocates, synchronises or copies to the host; every launch is
@@ -353,8 +355,8 @@ static int rows_stream_fits(const topk_problem* p, int es, int first_bits) {
 /*
  * ONE-BLOCK for short rows; else ROWS for uniform rows, AIR_ROWS_MIN_ROWS_PER_SM or
  * more per SM (or half a row per SM for rows of >= AIR_ROWS_HALF_MIN_N that the one-read
- * start serves), 16-bit keys only
- * beyond CLUSTER or from AIR_ROWS_16_MIN_N read once (forced ROWS with offsets works too); else CLUSTER (Hopper) for rows that fit the shared
+ * start serves), 16-bit keys only beyond CLUSTER or from AIR_ROWS_16_MIN_N read once
+ * (forced ROWS with offsets works too); else CLUSTER (Hopper) for rows that fit the shared
  * memory of a cluster (uniform rows, or one row given by offsets: it lies within the
  * n-element buffer; with more rows by offsets the longest row is unknown);
  * else FUSED when every row can have a resident block (batch <= SM count: at least
@@ -389,7 +391,8 @@ static int choose_path(const topk_problem* p, const topk_device_info* dev, int e
   if (avg <= AIR_STAGE_BYTES / es) return PATH_ONE;
   /* 16-bit keys: ROWS only beyond CLUSTER, or read once from AIR_ROWS_16_MIN_N */
   const int streams = rows_stream_fits(p, es, env_rows_first_bits());
-  const int rows_ok = fits_rows && !p->row_offsets && (es != 2 || !fits_cluster || (streams && p->n >= AIR_ROWS_16_MIN_N));
+  const int rows_ok =
+      fits_rows && !p->row_offsets && (es != 2 || !fits_cluster || (streams && p->n >= AIR_ROWS_16_MIN_N));
   if (rows_ok && p->batch >= AIR_ROWS_MIN_ROWS_PER_SM * sms) return PATH_ROWS;
   if (rows_ok && 2 * p->batch >= sms && p->n >= AIR_ROWS_HALF_MIN_N && streams) return PATH_ROWS;
   if (fits_cluster) return PATH_CLUSTER;

@@ -80,6 +80,15 @@ __device__ __forceinline__ unsigned air_rows_claim(unsigned* ctr, bool want) {
   return base + (unsigned)__popc(m & ((1u << lane) - 1u));
 }
 
+/* Elements before the row's first 16-byte boundary: read one by one (all of them when the
+ * elements themselves are misaligned, or the row ends first). */
+template <typename RawT>
+__device__ __forceinline__ unsigned air_rows_head(const RawT* row, unsigned len) {
+  const uintptr_t a = (uintptr_t)row;
+  const unsigned head = (unsigned)(((16u - (unsigned)(a & 15u)) & 15u) / sizeof(RawT));
+  return (a % sizeof(RawT)) != 0 || head > len ? len : head;
+}
+
 /* Calls f(raw, index) for the elements of this thread's U 16-byte vectors v[u] = vector
  * j0 + u * AIR_THREADS + threadIdx.x (those below nvec) of a row whose vectors start at element head. */
 template <typename RawT, int U, typename F>
@@ -109,9 +118,7 @@ __device__ __forceinline__ void air_rows_offer_vecs(const uint4 (&v)[U], unsigne
 template <typename RawT, typename F>
 __device__ __forceinline__ void air_rows_scan(const RawT* row, unsigned len, F& f) {
   constexpr int V = 16 / (int)sizeof(RawT);
-  const uintptr_t a = (uintptr_t)row;
-  unsigned head = (unsigned)(((16u - (unsigned)(a & 15u)) & 15u) / sizeof(RawT));
-  if ((a % sizeof(RawT)) != 0 || head > len) head = len;
+  const unsigned head = air_rows_head(row, len);
   for (unsigned i = threadIdx.x; i < head; i += AIR_THREADS) f(row[i], i);
   const unsigned nvec = (len - head) / V;
   const uint4* vp = (const uint4*)(row + head);
@@ -282,9 +289,7 @@ __device__ bool air_rows_stream(const typename topk_dtype_traits<DT>::raw_t* row
       my_end = slot + 1;
     }
   };
-  const uintptr_t a = (uintptr_t)row;
-  unsigned head = (unsigned)(((16u - (unsigned)(a & 15u)) & 15u) / sizeof(RawT));
-  if ((a % sizeof(RawT)) != 0 || head > len) head = len; /* misaligned elements: all scalar, by rounds */
+  const unsigned head = air_rows_head(row, len); /* misaligned elements: all scalar, by rounds */
   const unsigned nvec = (len - head) / V;
   const uint4* vp = (const uint4*)(row + head);
   /* After each step (at most ROUND elements offered, so a step that starts with <= room
@@ -370,18 +375,17 @@ __global__ void __launch_bounds__(AIR_THREADS) air_rows_kernel(const air_params 
     __syncthreads();
     streamed = air_rows_stream<DT>(in_row, len, smallest, k, cap, s_bkey, s_bidx, &s_nbuf, s_hist, s_warp, &s_choice);
   }
-  /* streamed: the buffer holds the row's k best, and the passes below read only the buffer */
-  const unsigned nbuf_streamed = streamed ? s_nbuf : 0u;
-  __syncthreads(); /* s_nbuf read by all before thread 0 resets it (a stream that gave up) */
+  /* streamed: the buffer holds the row's k best, and the passes below read only the buffer.
+   * (s_nbuf is read only when streamed, and reset only when not: no barrier needed here.) */
+  unsigned nbuf = streamed ? s_nbuf : 0u;
   if (threadIdx.x == 0) {
     s_out = 0;
     if (!streamed) s_nbuf = 0;
   }
 
   air_rows_level cur = {0, 0, 0ull, 0ull}, prev = cur;
-  unsigned k_rem = k, cand = streamed ? nbuf_streamed : len;
+  unsigned k_rem = k, cand = streamed ? nbuf : len;
   bool buffered = streamed;
-  unsigned nbuf = nbuf_streamed;
 
   /* A result to its output slot (called by the lanes that have one: one atomic per warp). */
   auto emit_one = [&](RawT raw, KeyT key, unsigned idx) {

@@ -375,9 +375,12 @@ __global__ void __launch_bounds__(AIR_THREADS) air_rows_kernel(const air_params 
     __syncthreads();
     streamed = air_rows_stream<DT>(in_row, len, smallest, k, cap, s_bkey, s_bidx, &s_nbuf, s_hist, s_warp, &s_choice);
   }
-  /* streamed: the buffer holds the row's k best, and the passes below read only the buffer.
-   * (s_nbuf is read only when streamed, and reset only when not: no barrier needed here.) */
+  /* streamed: the buffer holds the row's k best, and the passes below read only the buffer */
   unsigned nbuf = streamed ? s_nbuf : 0u;
+  /* s_nbuf read by all before thread 0 resets it (a stream that gave up). Without this barrier
+   * racecheck reported 4 hazards on test_gpu_air sanitizer_small (likely the read above issued
+   * whatever `streamed` is, beside thread 0's reset; not investigated further). */
+  __syncthreads();
   if (threadIdx.x == 0) {
     s_out = 0;
     if (!streamed) s_nbuf = 0;

@@ -211,6 +211,11 @@ TEST(sanitizer_small) {
       .offsets = off);
   RUN(.dtype = TOPK_I64, .batch = 7, .n = 129, .k = 129, .ld = 131, .index_type = TOPK_INDEX_I32,
       .gen = {.dist = GEN_ALL_EQUAL});
+  /* sorted output's register network (65..128 results) and shared-memory network (more) */
+  RUN(.dtype = TOPK_F32, .batch = 9, .n = 700, .k = 100, .flags = TOPK_SORTED, .gen = {.dist = GEN_NORMAL});
+  RUN(.dtype = TOPK_U64, .batch = 5, .n = 200, .k = 65, .flags = TOPK_SORTED, .gen = {.dist = GEN_ZIPF});
+  RUN(.dtype = TOPK_BF16, .batch = 5, .n = 256, .k = 128, .flags = TOPK_SORTED | TOPK_SMALLEST,
+      .gen = {.dist = GEN_ALL_EQUAL});
   ES_RUN(.dtype = TOPK_F32, .batch = 33, .n = 256, .k = 16, .max_iter = 3, .gen = {.dist = GEN_NORMAL});
   ES_RUN(.dtype = TOPK_F32, .batch = 33, .n = 256, .k = 16, .max_iter = 64, .distinct = 1);
   /* the thread-group path: empty and 1-element rows, unaligned rows, 2 and 4 lanes per row */
@@ -428,6 +433,26 @@ TEST(sorted_large_k) {
   return TEST_OK;
 }
 
+/* Sorted output at the edges of its three sorts (rtopk_warp_sort: ranks up to 64 results, a
+ * register network up to 128, a shared-memory network above), with the 16-bit composite, the
+ * 32-bit and the 64-bit entries, register and shared-memory rows, and many ties. */
+TEST(sorted_methods) {
+  static const topk_dtype dts[] = {TOPK_F32, TOPK_BF16, TOPK_U64};
+  static const int64_t ks[] = {63, 64, 65, 100, 127, 128, 129, 255, 256, 257};
+  static const int64_t ns[] = {300, 1000, 3000};
+  GPU_SKIP_WITHOUT_DEVICE();
+  for (int d = 0; d < COUNT(dts); ++d)
+    for (int i = 0; i < COUNT(ns); ++i)
+      for (int j = 0; j < COUNT(ks); ++j) {
+        RUN(.dtype = dts[d], .batch = 13, .n = ns[i], .k = ks[j], .flags = TOPK_SORTED, .gen = {.dist = GEN_ZIPF});
+        RUN(.dtype = dts[d], .batch = 13, .n = ns[i], .k = ks[j], .flags = TOPK_SORTED | TOPK_SMALLEST,
+            .gen = {.dist = GEN_NORMAL, .nan_fraction = 0.05, .inf_fraction = 0.05});
+      }
+  RUN(.dtype = TOPK_F16, .batch = 7, .n = 128, .k = 128, .flags = TOPK_SORTED, .gen = {.dist = GEN_ALL_EQUAL});
+  RUN(.dtype = TOPK_I32, .batch = 7, .n = 129, .k = 120, .flags = TOPK_SORTED, .gen = {.dist = GEN_ALL_EQUAL});
+  return TEST_OK;
+}
+
 /* Rows longer than 4096, or offsets over a longer buffer: TOPK_ERR_UNSUPPORTED, nothing run. */
 TEST(unsupported) {
   GPU_SKIP_WITHOUT_DEVICE();
@@ -529,6 +554,7 @@ TEST(misc_flags) {
   X(thread_path)            \
   X(many_rows)              \
   X(sorted_large_k)         \
+  X(sorted_methods)         \
   X(unsupported)            \
   X(max_iter_errors)        \
   X(early_stop_valid)       \

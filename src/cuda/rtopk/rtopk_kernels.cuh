@@ -725,17 +725,22 @@ __device__ __forceinline__ void rtopk_finish(const rtopk_row<KeyT, R, SMEM>& row
 
 /*
  * TOPK_SORTED: the warp sorts its cnt staged results best first (rtopk_entry::before) in
- * place. Up to RTOPK_SORT_RANK_MAX results each lane ranks two against all (one pass, 2 x cnt
- * compares, independent of each other: the network's chain of dependent steps was slower there,
- * 1 row x 4096, k = 64: 22 against 31 us); above, a bitonic network whose comparators all put the better entry at the
- * lower position (each merge opens with a flip, i against i ^ (size - 1), then half-cleaners),
- * over the next power of two m >= cnt. Positions >= cnt stand for padding worse than every
- * entry, so a comparator reaching one would not swap and is skipped: nothing past cnt is
- * read or written. The quadratic rank loop it replaces cost cnt / 32 x cnt compares per lane
- * (ncu, 10^4 x 1000, k = 100, sorted: ~2800 of the ~4850 warp instructions per row); the
- * network costs log2(m) (log2(m) + 1) / 2 steps of m / 64 compare-exchanges per lane.
+ * place, by one of three methods (same-run A/B against the old quadratic rank loop, in which
+ * each lane ranked cnt / 32 entries against all cnt: docs/perf-notes.md v0.14):
+ *   - cnt <= RTOPK_SORT_RANK_MAX: each lane ranks entries l and l + 32 against all in one pass
+ *     (2 x cnt independent compares; the rank loop's cost there, 0.98-1.00x);
+ *   - cnt <= RTOPK_SORT_REG_MAX, keys of <= 32 bits: a bitonic network in registers, entry
+ *     p = e * 32 + lane, strides below 32 by shuffles and above within the lane (no shared-
+ *     memory round trip or __syncwarp per step, which made the shared-memory network 0.83-0.96x
+ *     the rank loop at k = 100 / 128 on few rows; 64-bit keys' 16-byte entries cost 4 shuffles
+ *     an exchange, and the register network was 0.93x the shared-memory one for f64 4096 x 4096);
+ *   - above, the same network in shared memory over the next power of two m >= cnt:
+ *     positions >= cnt stand for padding worse than every entry, so a comparator reaching one
+ *     would not swap and is skipped (nothing past cnt is read or written).
+ * The network's comparators all put the better entry at the lower position: each merge of runs
+ * of size 2^ls opens with a flip (p against p ^ (2^ls - 1)), then half-cleaners.
  */
-enum { RTOPK_SORT_RANK_MAX = 64 };
+enum { RTOPK_SORT_RANK_MAX = 64, RTOPK_SORT_REG_E = 4, RTOPK_SORT_REG_MAX = 32 * RTOPK_SORT_REG_E };
 
 template <typename KeyT>
 __device__ __forceinline__ void rtopk_cx_stage(rtopk_entry<KeyT>* s, unsigned i, unsigned j) {
@@ -743,6 +748,68 @@ __device__ __forceinline__ void rtopk_cx_stage(rtopk_entry<KeyT>* s, unsigned i,
   if (b.before(a)) {
     s[i] = b;
     s[j] = a;
+  }
+}
+
+/* An entry from lane ^ m (its fields as 32-bit words). */
+template <typename KeyT>
+__device__ __forceinline__ rtopk_entry<KeyT> rtopk_shfl_xor(const rtopk_entry<KeyT>& e, int m) {
+  static_assert(sizeof(rtopk_entry<KeyT>) % 4 == 0, "entries are whole words");
+  constexpr int W = (int)sizeof(rtopk_entry<KeyT>) / 4;
+  unsigned w[W];
+  memcpy(w, &e, sizeof e);
+#pragma unroll
+  for (int i = 0; i < W; ++i) w[i] = __shfl_xor_sync(0xffffffffu, w[i], m);
+  rtopk_entry<KeyT> o;
+  memcpy(&o, w, sizeof o);
+  return o;
+}
+
+/* The exchange of one comparator seen from one side: `low` (the lower position) keeps the
+ * better of its entry and the partner's, the other side the worse. Entries are distinct
+ * (positions are), or equal paddings. */
+template <typename KeyT>
+__device__ __forceinline__ void rtopk_keep(rtopk_entry<KeyT>& v, const rtopk_entry<KeyT>& o, bool low) {
+  v = low == o.before(v) ? o : v;
+}
+
+/* Bitonic sort of 32 x E entries in registers, best first at position p = e * 32 + lane. */
+template <typename KeyT, int E>
+__device__ __forceinline__ void rtopk_sort_regs(rtopk_entry<KeyT> (&v)[E], int lane) {
+  constexpr int LG = 5 + (E >= 2) + (E >= 4) + (E >= 8);
+  static_assert((32 * E) == (1 << LG), "E is 1, 2, 4 or 8");
+#pragma unroll
+  for (int ls = 1; ls <= LG; ++ls) {
+    const int size = 1 << ls;
+    if (size <= 32) { /* flip within the lanes: partner lane ^ (size - 1), same e */
+      const bool low = (lane & (size >> 1)) == 0;
+#pragma unroll
+      for (int e = 0; e < E; ++e) rtopk_keep<KeyT>(v[e], rtopk_shfl_xor<KeyT>(v[e], size - 1), low);
+    } else { /* flip across: partner lane ^ 31, element e ^ em */
+      const int em = (size - 1) >> 5;
+      rtopk_entry<KeyT> o[E];
+#pragma unroll
+      for (int e = 0; e < E; ++e) o[e] = rtopk_shfl_xor<KeyT>(v[e ^ em], 31);
+#pragma unroll
+      for (int e = 0; e < E; ++e) rtopk_keep<KeyT>(v[e], o[e], (e & (size >> 6)) == 0);
+    }
+#pragma unroll
+    for (int st = size >> 2; st >= 1; st >>= 1) {
+      if (st >= 32) { /* within the lane: elements e and e + st / 32 */
+        const int es = st >> 5;
+#pragma unroll
+        for (int e = 0; e < E; ++e)
+          if ((e & es) == 0 && v[e | es].before(v[e])) {
+            const rtopk_entry<KeyT> t = v[e];
+            v[e] = v[e | es];
+            v[e | es] = t;
+          }
+      } else {
+        const bool low = (lane & st) == 0;
+#pragma unroll
+        for (int e = 0; e < E; ++e) rtopk_keep<KeyT>(v[e], rtopk_shfl_xor<KeyT>(v[e], st), low);
+      }
+    }
   }
 }
 
@@ -762,6 +829,26 @@ __device__ void rtopk_warp_sort(rtopk_entry<KeyT>* s, unsigned cnt, int lane) {
     __syncwarp();
     if ((unsigned)lane < cnt) s[r0] = e0;
     if (i1 < cnt) s[r1] = e1;
+    __syncwarp();
+    return;
+  }
+  if (sizeof(KeyT) <= 4 && cnt <= RTOPK_SORT_REG_MAX) {
+    /* padding: key 0 at position 2^32 - 1 (2^16 - 1 for 16-bit keys: the composite word 0),
+     * after every entry of a row of <= RTOPK_MAX_N */
+    const rtopk_entry<KeyT> pad = rtopk_entry<KeyT>::make(0, sizeof(KeyT) == 2 ? 0xFFFFu : 0xFFFFFFFFu);
+    rtopk_entry<KeyT> v[RTOPK_SORT_REG_E];
+#pragma unroll
+    for (int e = 0; e < RTOPK_SORT_REG_E; ++e) {
+      const unsigned p = (unsigned)(e * 32 + lane);
+      v[e] = p < cnt ? s[p] : pad;
+    }
+    rtopk_sort_regs<KeyT, RTOPK_SORT_REG_E>(v, lane);
+    __syncwarp();
+#pragma unroll
+    for (int e = 0; e < RTOPK_SORT_REG_E; ++e) {
+      const unsigned p = (unsigned)(e * 32 + lane);
+      if (p < cnt) s[p] = v[e];
+    }
     __syncwarp();
     return;
   }

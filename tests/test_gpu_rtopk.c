@@ -211,9 +211,10 @@ TEST(sanitizer_small) {
       .offsets = off);
   RUN(.dtype = TOPK_I64, .batch = 7, .n = 129, .k = 129, .ld = 131, .index_type = TOPK_INDEX_I32,
       .gen = {.dist = GEN_ALL_EQUAL});
-  /* sorted output's register network (65..128 results) and shared-memory network (more) */
+  /* sorted output's register network (65..256 results) and shared-memory network (more) */
   RUN(.dtype = TOPK_F32, .batch = 9, .n = 700, .k = 100, .flags = TOPK_SORTED, .gen = {.dist = GEN_NORMAL});
   RUN(.dtype = TOPK_U64, .batch = 5, .n = 200, .k = 65, .flags = TOPK_SORTED, .gen = {.dist = GEN_ZIPF});
+  RUN(.dtype = TOPK_F32, .batch = 5, .n = 600, .k = 200, .flags = TOPK_SORTED, .gen = {.dist = GEN_ZIPF});
   RUN(.dtype = TOPK_BF16, .batch = 5, .n = 256, .k = 128, .flags = TOPK_SORTED | TOPK_SMALLEST,
       .gen = {.dist = GEN_ALL_EQUAL});
   ES_RUN(.dtype = TOPK_F32, .batch = 33, .n = 256, .k = 16, .max_iter = 3, .gen = {.dist = GEN_NORMAL});
@@ -434,7 +435,7 @@ TEST(sorted_large_k) {
 }
 
 /* Sorted output at the edges of its three sorts (rtopk_warp_sort: ranks up to 64 results, a
- * register network up to 128, a shared-memory network above), with the 16-bit composite, the
+ * register network up to 256, a shared-memory network above), with the 16-bit composite, the
  * 32-bit and the 64-bit entries, register and shared-memory rows, and many ties. */
 TEST(sorted_methods) {
   static const topk_dtype dts[] = {TOPK_F32, TOPK_BF16, TOPK_U64};

@@ -740,7 +740,7 @@ __device__ __forceinline__ void rtopk_finish(const rtopk_row<KeyT, R, SMEM>& row
  * The network's comparators all put the better entry at the lower position: each merge of runs
  * of size 2^ls opens with a flip (p against p ^ (2^ls - 1)), then half-cleaners.
  */
-enum { RTOPK_SORT_RANK_MAX = 64, RTOPK_SORT_REG_E = 4, RTOPK_SORT_REG_MAX = 32 * RTOPK_SORT_REG_E };
+enum { RTOPK_SORT_RANK_MAX = 64, RTOPK_SORT_REG_MAX = 256 };
 
 template <typename KeyT>
 __device__ __forceinline__ void rtopk_cx_stage(rtopk_entry<KeyT>* s, unsigned i, unsigned j) {
@@ -813,6 +813,28 @@ __device__ __forceinline__ void rtopk_sort_regs(rtopk_entry<KeyT> (&v)[E], int l
   }
 }
 
+/* The stage's cnt <= 32 x E entries through the register network, back in place. Padding: key
+ * 0 at position 2^32 - 1 (2^16 - 1 for 16-bit keys: the composite word 0), after every entry of
+ * a row of <= RTOPK_MAX_N. */
+template <typename KeyT, int E>
+__device__ __forceinline__ void rtopk_sort_stage_regs(rtopk_entry<KeyT>* s, unsigned cnt, int lane) {
+  const rtopk_entry<KeyT> pad = rtopk_entry<KeyT>::make(0, sizeof(KeyT) == 2 ? 0xFFFFu : 0xFFFFFFFFu);
+  rtopk_entry<KeyT> v[E];
+#pragma unroll
+  for (int e = 0; e < E; ++e) {
+    const unsigned p = (unsigned)(e * 32 + lane);
+    v[e] = p < cnt ? s[p] : pad;
+  }
+  rtopk_sort_regs<KeyT, E>(v, lane);
+  __syncwarp();
+#pragma unroll
+  for (int e = 0; e < E; ++e) {
+    const unsigned p = (unsigned)(e * 32 + lane);
+    if (p < cnt) s[p] = v[e];
+  }
+  __syncwarp();
+}
+
 template <typename KeyT>
 __device__ void rtopk_warp_sort(rtopk_entry<KeyT>* s, unsigned cnt, int lane) {
   if (cnt <= RTOPK_SORT_RANK_MAX) { /* lane l ranks entries l and l + 32 */
@@ -833,23 +855,8 @@ __device__ void rtopk_warp_sort(rtopk_entry<KeyT>* s, unsigned cnt, int lane) {
     return;
   }
   if (sizeof(KeyT) <= 4 && cnt <= RTOPK_SORT_REG_MAX) {
-    /* padding: key 0 at position 2^32 - 1 (2^16 - 1 for 16-bit keys: the composite word 0),
-     * after every entry of a row of <= RTOPK_MAX_N */
-    const rtopk_entry<KeyT> pad = rtopk_entry<KeyT>::make(0, sizeof(KeyT) == 2 ? 0xFFFFu : 0xFFFFFFFFu);
-    rtopk_entry<KeyT> v[RTOPK_SORT_REG_E];
-#pragma unroll
-    for (int e = 0; e < RTOPK_SORT_REG_E; ++e) {
-      const unsigned p = (unsigned)(e * 32 + lane);
-      v[e] = p < cnt ? s[p] : pad;
-    }
-    rtopk_sort_regs<KeyT, RTOPK_SORT_REG_E>(v, lane);
-    __syncwarp();
-#pragma unroll
-    for (int e = 0; e < RTOPK_SORT_REG_E; ++e) {
-      const unsigned p = (unsigned)(e * 32 + lane);
-      if (p < cnt) s[p] = v[e];
-    }
-    __syncwarp();
+    if (cnt <= 32 * 4) rtopk_sort_stage_regs<KeyT, 4>(s, cnt, lane);
+    else rtopk_sort_stage_regs<KeyT, 8>(s, cnt, lane);
     return;
   }
   const int lg = 32 - __clz((int)(cnt - 1)); /* m = 2^lg >= cnt */

@@ -377,9 +377,9 @@ __global__ void __launch_bounds__(AIR_THREADS) air_rows_kernel(const air_params 
   }
   /* streamed: the buffer holds the row's k best, and the passes below read only the buffer */
   unsigned nbuf = streamed ? s_nbuf : 0u;
-  /* s_nbuf read by all before thread 0 resets it (a stream that gave up). Without this barrier
-   * racecheck reported 4 hazards on test_gpu_air sanitizer_small (likely the read above issued
-   * whatever `streamed` is, beside thread 0's reset; not investigated further). */
+  /* Every thread's read of s_nbuf above (the compiler may load it whether or not `streamed`)
+   * before thread 0 resets it after a stream that gave up: without this barrier racecheck
+   * reported 4 hazards on test_gpu_air sanitizer_small. */
   __syncthreads();
   if (threadIdx.x == 0) {
     s_out = 0;

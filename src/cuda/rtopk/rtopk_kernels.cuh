@@ -1155,10 +1155,6 @@ __global__ void __launch_bounds__(256, (rtopk_min_blocks<KeyT, R, SMEM, KIND>::v
       }
       const unsigned all = fin ? (unsigned)k : total; /* the finish staged its winners after the keys > hi */
       nsel = all < kcap ? all : kcap; /* == min(len, k) */
-      __syncwarp();
-      if (!P.sorted)
-        for (unsigned s = (unsigned)lane; s < nsel; s += 32)
-          rtopk_emit<KeyT>(P, x, src, obase, s, stage[s].key(), (int)stage[s].pos());
     } else {
       /* Shared-memory rows: per chunk in index order, slot = results before this element;
        * written directly (unsorted) or staged for the sort. */
@@ -1193,11 +1189,12 @@ __global__ void __launch_bounds__(256, (rtopk_min_blocks<KeyT, R, SMEM, KIND>::v
       nsel = slot0 < kcap ? slot0 : kcap; /* == min(len, k) */
     }
 
-    /* ---- TOPK_SORTED: sort the staged results (key descending, then position), write them in order */
-    if (P.sorted) {
+    /* ---- staged results (register rows; shared-memory rows when TOPK_SORTED): sorted when
+     * asked (key descending, then position), then written from the stage in slot order */
+    if (!SMEM || P.sorted) {
       __syncwarp();
       const unsigned cnt = nsel < (unsigned)P.sort_cap ? nsel : (unsigned)P.sort_cap;
-      rtopk_warp_sort<KeyT>(stage, cnt, lane);
+      if (P.sorted) rtopk_warp_sort<KeyT>(stage, cnt, lane);
       for (unsigned e = (unsigned)lane; e < cnt; e += 32)
         rtopk_emit<KeyT>(P, x, src, obase, e, stage[e].key(), (int)stage[e].pos());
     }

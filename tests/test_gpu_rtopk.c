@@ -454,6 +454,30 @@ TEST(sorted_methods) {
   return TEST_OK;
 }
 
+/* The exact search's finish (rtopk_finish: <= 32 keys left in [lo, hi], register rows), both
+ * of its sorts: one 32-bit word per candidate where hi - lo is narrow (with many ties among
+ * the candidates, broken by position), and (key, position) entries where it is not (rows of
+ * <= 32 + k elements start there with the whole key range: NaN and inf included). */
+TEST(finish_paths) {
+  static const topk_dtype dts[] = {TOPK_F32, TOPK_BF16, TOPK_F64, TOPK_I64, TOPK_U32};
+  static const int64_t ns[] = {20, 33, 45, 256, 700, 1024};
+  GPU_SKIP_WITHOUT_DEVICE();
+  for (int d = 0; d < COUNT(dts); ++d)
+    for (int i = 0; i < COUNT(ns); ++i) {
+      const int64_t n = ns[i];
+      const int64_t ks[] = {1, n > 32 ? n - 32 : n / 2, n - 1, 16};
+      for (int j = 0; j < COUNT(ks); ++j) {
+        if (ks[j] >= n) continue;
+        RUN(.dtype = dts[d], .batch = 40, .n = n, .k = ks[j],
+            .gen = {.dist = GEN_NORMAL, .nan_fraction = 0.05, .inf_fraction = 0.1});
+        RUN(.dtype = dts[d], .batch = 40, .n = n, .k = ks[j], .flags = TOPK_SMALLEST,
+            .gen = {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 24});
+        RUN(.dtype = dts[d], .batch = 40, .n = n, .k = ks[j], .flags = TOPK_SORTED, .gen = {.dist = GEN_UNIFORM});
+      }
+    }
+  return TEST_OK;
+}
+
 /* Rows longer than 4096, or offsets over a longer buffer: TOPK_ERR_UNSUPPORTED, nothing run. */
 TEST(unsupported) {
   GPU_SKIP_WITHOUT_DEVICE();
@@ -556,6 +580,7 @@ TEST(misc_flags) {
   X(many_rows)              \
   X(sorted_large_k)         \
   X(sorted_methods)         \
+  X(finish_paths)           \
   X(unsupported)            \
   X(max_iter_errors)        \
   X(early_stop_valid)       \

@@ -666,64 +666,6 @@ __device__ __forceinline__ void rtopk_select_ties(const rtopk_row<KeyT, R, SMEM>
 }
 
 /*
- * The exact search's finish (register rows): the ncand <= RTOPK_FINISH keys in [lo, hi]
- * (lo >= 1, so padding is never one) are staged, lane l takes candidate l and ranks it
- * among them (key descending, then position: the project's tie rule), and the candidates
- * ranked below `need` are results, staged in slots gt .. gt + need - 1, after the keys > hi
- * that the select stages in slots 0 .. gt - 1. One pass
- * over the row and at most 32 compares per lane, where the search would take 3-4 more
- * counting passes (a host simulation of the search on uniform and normal rows).
- */
-template <typename KeyT, int R, bool SMEM>
-__device__ __forceinline__ void rtopk_finish(const rtopk_row<KeyT, R, SMEM>& row, int lane, unsigned lane_lt, KeyT lo,
-                                             KeyT hi, unsigned ncand, unsigned gt, unsigned need, unsigned kcap,
-                                             rtopk_entry<KeyT>* stage) {
-  typedef rtopk_row<KeyT, R, SMEM> Row;
-  constexpr int V = Row::V;
-  uint32_t cb = 0;
-#pragma unroll
-  for (int c = 0; c < Row::CHUNKS; ++c) {
-    KeyT v[V];
-    row.get(c, lane, v);
-#pragma unroll
-    for (int j = 0; j < V; ++j)
-      if (v[j] >= lo && v[j] <= hi) cb |= 1u << (c * V + j);
-  }
-  const unsigned cnt = (unsigned)__popc(cb);
-  const unsigned incl = rtopk_lane_incl_sum(cnt, lane);
-  if (incl > RTOPK_FINISH) cb = 0; /* only if the counts disagreed: stay inside the slots */
-  const unsigned st0 = (unsigned)__cvta_generic_to_shared(stage);
-  unsigned slot = incl - cnt;
-#pragma unroll
-  for (int c = 0; c < Row::CHUNKS; ++c) {
-    KeyT v[V];
-    row.get(c, lane, v);
-#pragma unroll
-    for (int j = 0; j < V; ++j) {
-      const unsigned sel = (cb >> (c * V + j)) & 1u;
-      rtopk_stage_put(st0 + slot * (unsigned)sizeof(rtopk_entry<KeyT>),
-                      rtopk_entry<KeyT>::make(v[j], (unsigned)((c * 32 + lane) * V + j)), sel);
-      slot += sel;
-    }
-  }
-  __syncwarp();
-  rtopk_entry<KeyT> e = rtopk_entry<KeyT>::make(0, 0);
-  bool win = false;
-  if ((unsigned)lane < ncand) {
-    e = stage[lane];
-    unsigned rank = 0;
-#pragma unroll 1
-    for (unsigned m = 0; m < ncand; ++m) rank += stage[m].before(e) ? 1u : 0u;
-    win = rank < need;
-  }
-  const unsigned wins = __ballot_sync(0xffffffffu, win);
-  __syncwarp();
-  /* the winners' final slots, after the gt keys > hi that the select stages in slots 0 .. gt - 1 */
-  const unsigned ws = gt + (unsigned)__popc(wins & lane_lt);
-  rtopk_stage_put(st0 + ws * (unsigned)sizeof(rtopk_entry<KeyT>), e, win && ws < kcap ? 1u : 0u);
-}
-
-/*
  * TOPK_SORTED: the warp sorts its cnt staged results best first (rtopk_entry::before) in
  * place, by one of three methods (same-run A/B against the old quadratic rank loop, in which
  * each lane ranked cnt / 32 entries against all cnt: docs/perf-notes.md v0.14):
@@ -877,6 +819,93 @@ __device__ void rtopk_warp_sort(rtopk_entry<KeyT>* s, unsigned cnt, int lane) {
       __syncwarp();
     }
   }
+}
+
+/* Bitonic sort of one 32-bit word per lane over the warp, largest first at lane 0 (the
+ * network of rtopk_sort_regs with E = 1: a flip, then half-cleaners; one shuffle and one
+ * min / max per step, 15 steps). */
+__device__ __forceinline__ uint32_t rtopk_sort32_desc(uint32_t c, int lane) {
+#pragma unroll
+  for (int size = 2; size <= 32; size <<= 1) {
+    uint32_t o = __shfl_xor_sync(0xffffffffu, c, size - 1);
+    c = (lane & (size >> 1)) == 0 ? max(c, o) : min(c, o);
+#pragma unroll
+    for (int st = size >> 2; st >= 1; st >>= 1) {
+      o = __shfl_xor_sync(0xffffffffu, c, st);
+      c = (lane & st) == 0 ? max(c, o) : min(c, o);
+    }
+  }
+  return c;
+}
+
+/*
+ * The exact search's finish (register rows): the ncand <= RTOPK_FINISH keys in [lo, hi]
+ * (lo >= 1, so padding is never one) are staged, lane l takes candidate l, the warp sorts
+ * them (key descending, then position: the project's tie rule), and the first `need` are
+ * results, staged in slots gt .. gt + need - 1, after the keys > hi that the select stages
+ * in slots 0 .. gt - 1. One pass over the row and a 32-lane network, where the search
+ * would take 3-4 more counting passes (a host simulation of the search on uniform and
+ * normal rows). Where hi - lo is narrow enough (the usual case: the search has narrowed
+ * it), a candidate is one 32-bit word, (key - lo + 1) << PB | (R - 1 - position), so that
+ * the network's compare-exchange is one min / max (ncu, 2^18 x 256, k = 16: the rank loop
+ * this replaced, each lane ranking its candidate against all ncand through shared memory,
+ * was 275 of the row's 1007 warp instructions); else (keys more than 2^(32 - PB) apart)
+ * the (key, position) entries go through rtopk_sort_regs.
+ */
+template <typename KeyT, int R, bool SMEM>
+__device__ __forceinline__ void rtopk_finish(const rtopk_row<KeyT, R, SMEM>& row, int lane, KeyT lo, KeyT hi,
+                                             unsigned ncand, unsigned gt, unsigned need, unsigned kcap,
+                                             rtopk_entry<KeyT>* stage) {
+  typedef rtopk_row<KeyT, R, SMEM> Row;
+  constexpr int V = Row::V;
+  constexpr int PB = R <= 128 ? 7 : R <= 256 ? 8 : R <= 512 ? 9 : R <= 1024 ? 10 : 12; /* bits of a position < R */
+  uint32_t cb = 0;
+#pragma unroll
+  for (int c = 0; c < Row::CHUNKS; ++c) {
+    KeyT v[V];
+    row.get(c, lane, v);
+#pragma unroll
+    for (int j = 0; j < V; ++j)
+      if (v[j] >= lo && v[j] <= hi) cb |= 1u << (c * V + j);
+  }
+  const unsigned cnt = (unsigned)__popc(cb);
+  const unsigned incl = rtopk_lane_incl_sum(cnt, lane);
+  if (incl > RTOPK_FINISH) cb = 0; /* only if the counts disagreed: stay inside the slots */
+  const unsigned st0 = (unsigned)__cvta_generic_to_shared(stage);
+  unsigned slot = incl - cnt;
+#pragma unroll
+  for (int c = 0; c < Row::CHUNKS; ++c) {
+    KeyT v[V];
+    row.get(c, lane, v);
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+      const unsigned sel = (cb >> (c * V + j)) & 1u;
+      rtopk_stage_put(st0 + slot * (unsigned)sizeof(rtopk_entry<KeyT>),
+                      rtopk_entry<KeyT>::make(v[j], (unsigned)((c * 32 + lane) * V + j)), sel);
+      slot += sel;
+    }
+  }
+  __syncwarp();
+  const bool have = (unsigned)lane < ncand && (unsigned)lane < (unsigned)RTOPK_FINISH;
+  rtopk_entry<KeyT> e;
+  if ((uint64_t)(KeyT)(hi - lo) < (1ull << (32 - PB)) - 1ull) { /* warp-uniform */
+    uint32_t w = 0; /* below every candidate's word */
+    if (have) {
+      const rtopk_entry<KeyT> s = stage[lane];
+      w = ((uint32_t)(KeyT)(s.key() - lo) + 1u) << PB | (uint32_t)(R - 1 - (int)s.pos());
+    }
+    w = rtopk_sort32_desc(w, lane);
+    e = rtopk_entry<KeyT>::make((KeyT)(lo + (KeyT)((w >> PB) - 1u)), (unsigned)(R - 1) - (w & ((1u << PB) - 1u)));
+  } else {
+    rtopk_entry<KeyT> v[1] = {rtopk_entry<KeyT>::make(0, sizeof(KeyT) == 2 ? 0xFFFFu : 0xFFFFFFFFu)};
+    if (have) v[0] = stage[lane];
+    rtopk_sort_regs<KeyT, 1>(v, lane);
+    e = v[0];
+  }
+  __syncwarp();
+  /* the winners' final slots, after the gt keys > hi that the select stages in slots 0 .. gt - 1 */
+  const unsigned ws = gt + (unsigned)lane;
+  rtopk_stage_put(st0 + ws * (unsigned)sizeof(rtopk_entry<KeyT>), e, (unsigned)lane < need && ws < kcap ? 1u : 0u);
 }
 
 /* ------------------------------------------------------------------ the kernel */
@@ -1046,7 +1075,7 @@ __global__ void __launch_bounds__(256, (rtopk_min_blocks<KeyT, R, SMEM, KIND>::v
       const bool finish = !SMEM && !P.iters;
       while (lo < hi) {
         if (finish && c_lo - gt <= (unsigned)RTOPK_FINISH && lo >= (KeyT)1) {
-          rtopk_finish<KeyT, R, SMEM>(row, lane, lane_lt, lo, hi, c_lo - gt, gt, ku - gt, ku, stage);
+          rtopk_finish<KeyT, R, SMEM>(row, lane, lo, hi, c_lo - gt, gt, ku - gt, ku, stage);
           fin = true;
           break;
         }

@@ -217,6 +217,11 @@ TEST(sanitizer_small) {
   RUN(.dtype = TOPK_F32, .batch = 5, .n = 600, .k = 200, .flags = TOPK_SORTED, .gen = {.dist = GEN_ZIPF});
   RUN(.dtype = TOPK_BF16, .batch = 5, .n = 256, .k = 128, .flags = TOPK_SORTED | TOPK_SMALLEST,
       .gen = {.dist = GEN_ALL_EQUAL});
+  /* two rows a warp (rows of <= 256 by default; 512 forced): an odd batch, offsets */
+  static const int64_t hoff[] = {0, 0, 1, 130, 131, 387, 512};
+  RUN(.dtype = TOPK_F32, .batch = 6, .n = 512, .k = 16, .gen = {.dist = GEN_NORMAL}, .offsets = hoff,
+      .env = {{"TOPK_RTOPK_LANES", "16"}});
+  RUN(.dtype = TOPK_BF16, .batch = 7, .n = 200, .k = 40, .flags = TOPK_SORTED, .gen = {.dist = GEN_ZIPF});
   ES_RUN(.dtype = TOPK_F32, .batch = 33, .n = 256, .k = 16, .max_iter = 3, .gen = {.dist = GEN_NORMAL});
   ES_RUN(.dtype = TOPK_F32, .batch = 33, .n = 256, .k = 16, .max_iter = 64, .distinct = 1);
   /* the thread-group path: empty and 1-element rows, unaligned rows, 2 and 4 lanes per row */
@@ -478,6 +483,52 @@ TEST(finish_paths) {
   return TEST_OK;
 }
 
+/* Two rows a warp (rtopk_kernel's L = 16: register rows of <= 512, keys of <= 32 bits, sorted
+ * output for k <= 64), forced on and off (TOPK_RTOPK_LANES) over the same shapes: odd batches
+ * (a warp's second half without a row), rows shorter than a half's chunk, unaligned rows
+ * (ld), offsets with empty and one-element rows, every distribution's kind of ties, both
+ * directions, sorted or not. */
+TEST(two_rows_a_warp) {
+  static const topk_dtype dts[] = {TOPK_F32, TOPK_BF16, TOPK_F16, TOPK_I32, TOPK_U32};
+  static const int64_t ns[] = {1, 7, 64, 65, 200, 256, 257, 300, 512};
+  static const char* lanes[] = {"16", "32"};
+  static const gen_opts dists[] = {
+      {.dist = GEN_UNIFORM},
+      {.dist = GEN_NORMAL, .nan_fraction = 0.05, .inf_fraction = 0.1},
+      {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 24},
+      {.dist = GEN_ALL_EQUAL},
+  };
+  static const int64_t off[] = {0, 0, 1, 2, 130, 131, 387, 400, 401, 512};
+  GPU_SKIP_WITHOUT_DEVICE();
+  for (int l = 0; l < COUNT(lanes); ++l)
+    for (int d = 0; d < COUNT(dts); ++d)
+      for (int i = 0; i < COUNT(ns); ++i) {
+        const int64_t n = ns[i];
+        const int64_t ks[] = {1, 16, 64, n - 1, n};
+        for (int j = 0; j < COUNT(ks); ++j) {
+          if (ks[j] > n || ks[j] < 1) continue;
+          const gen_opts g = dists[(i + j) % COUNT(dists)];
+          const unsigned flags = (j & 1 ? TOPK_SORTED : 0u) | (i & 1 ? TOPK_SMALLEST : 0u);
+          RUN(.dtype = dts[d], .batch = 33, .n = n, .k = ks[j], .flags = flags, .gen = g,
+              .env = {{"TOPK_RTOPK_LANES", lanes[l]}});
+          RUN(.dtype = dts[d], .batch = 17, .n = n, .ld = n + 3, .k = ks[j], .flags = flags ^ TOPK_SORTED, .gen = g,
+              .env = {{"TOPK_RTOPK_LANES", lanes[l]}});
+        }
+      }
+  for (int l = 0; l < COUNT(lanes); ++l)
+    for (int d = 0; d < COUNT(dts); ++d) {
+      RUN(.dtype = dts[d], .batch = COUNT(off) - 1, .n = 512, .k = 20, .gen = {.dist = GEN_ZIPF}, .offsets = off,
+          .env = {{"TOPK_RTOPK_LANES", lanes[l]}});
+      RUN(.dtype = dts[d], .batch = COUNT(off) - 1, .n = 512, .k = 64, .flags = TOPK_SORTED,
+          .gen = {.dist = GEN_NORMAL}, .offsets = off, .env = {{"TOPK_RTOPK_LANES", lanes[l]}});
+    }
+  /* the default rule's two rows a warp: many rows (an odd count) of <= 256 */
+  RUN(.dtype = TOPK_F32, .batch = 9001, .n = 256, .k = 16, .gen = {.dist = GEN_NORMAL});
+  RUN(.dtype = TOPK_BF16, .batch = 9001, .n = 200, .k = 40, .flags = TOPK_SORTED | TOPK_SMALLEST,
+      .gen = {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 8});
+  return TEST_OK;
+}
+
 /* Rows longer than 4096, or offsets over a longer buffer: TOPK_ERR_UNSUPPORTED, nothing run. */
 TEST(unsupported) {
   GPU_SKIP_WITHOUT_DEVICE();
@@ -581,6 +632,7 @@ TEST(misc_flags) {
   X(sorted_large_k)         \
   X(sorted_methods)         \
   X(finish_paths)           \
+  X(two_rows_a_warp)        \
   X(unsupported)            \
   X(max_iter_errors)        \
   X(early_stop_valid)       \

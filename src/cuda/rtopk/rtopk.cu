@@ -13,7 +13,8 @@
  * and BF16, told apart by a uniform flag), 32-bit keys with fp32 reals (F32), 32-bit
  * keys with double reals (I32, U32) and 64-bit keys with double reals (F64, I64,
  * U64); the direction and, within a kind, the dtype are runtime parameters of the
- * key transform (rtopk_xf).
+ * key transform (rtopk_xf). Plus two rows a warp (row_lanes) for the three pairs of
+ * <= 32-bit keys in the 128, 256 and 512 buckets: 9.
  *
  * Register rows (R <= 1024) stage each row's min(k, R) results in shared memory (key and
  * position, rtopk_entry) and write them from there (TOPK_SORTED: ranked first); shared-memory
@@ -59,17 +60,42 @@ static int env_search(void) {
 typedef struct rtopk_plan {
   int      es;         /* element (= key) bytes */
   int      cap;        /* R: row capacity of the bucket */
-  int      warps;      /* warps (rows) per block */
-  unsigned row_smem;   /* per warp */
-  unsigned warp_smem;  /* per warp, row + sort slices */
+  int      lanes;      /* lanes per row: 32, or 16 (two rows a warp; row_lanes) */
+  int      warps;      /* warps per block (32 / lanes rows each) */
+  unsigned row_smem;   /* per row slot */
+  unsigned warp_smem;  /* per row slot, row + sort slices */
   int      sort_cap;
   size_t   block_smem;
 } rtopk_plan;
 
 static size_t align16(size_t x) { return (x + 15) & ~(size_t)15; }
 
+/* Two rows a warp, 16 lanes each (rtopk_kernel's L = 16), for register rows of <= RTOPK_HALF_MAX
+ * with keys of <= 32 bits (TOPK_SORTED only for k <= RTOPK_SORT_RANK_MAX, which a half ranks):
+ * what a row costs whatever its length (the threshold guesses of every step, the reductions
+ * and scans, the finish's network, the output loop) is then paid once for two rows. ncu on
+ * 2^18 x 256, k = 16 (a warp a row): ~60 % of the row's warp instructions were such fixed
+ * costs. Only with enough rows to fill the SMs several times (RTOPK_HALF_ROWS_PER_SM): a half
+ * holds twice the keys a lane, so a row takes longer from load to store, which fewer rows
+ * than the SMs hold at once do not hide (H100, f32, 1024 x 256, k = 16: 7.9 against 7.1 us;
+ * 65536 x 256: 62 against 66 us; 2^18 x 512: 0.95-0.99x at every k, so 512 keeps 32 lanes).
+ * TOPK_RTOPK_LANES=16|32 forces either where both can run (for measurement). */
+enum {
+  RTOPK_HALF_MAX = 256,         /* the largest bucket that takes two rows a warp */
+  RTOPK_HALF_BUILT = 512,       /* the largest bucket instantiated with L = 16 (for TOPK_RTOPK_LANES) */
+  RTOPK_HALF_ROWS_PER_SM = 64   /* fewer rows per SM than this: a warp a row */
+};
+static int row_lanes(const topk_problem* p, int es, int cap, int sm_count) {
+  if (es > 4 || cap > RTOPK_HALF_BUILT || ((p->flags & TOPK_SORTED) && p->k > RTOPK_SORT_RANK_MAX)) return 32;
+  const char* e = getenv("TOPK_RTOPK_LANES");
+  if (e && strcmp(e, "32") == 0) return 32;
+  if (e && strcmp(e, "16") == 0) return 16;
+  const int64_t sms = sm_count > 0 ? sm_count : 132;
+  return cap <= RTOPK_HALF_MAX && p->batch >= RTOPK_HALF_ROWS_PER_SM * sms ? 16 : 32;
+}
+
 /* Shape only, so supports() and run() agree. @return 0 if no bucket holds the rows. */
-static int make_plan(const topk_problem* p, rtopk_plan* L) {
+static int make_plan(const topk_problem* p, int sm_count, rtopk_plan* L) {
   memset(L, 0, sizeof *L);
   L->es = (int)topk_dtype_size(p->dtype);
   if (L->es != 2 && L->es != 4 && L->es != 8) return 0;
@@ -82,6 +108,7 @@ static int make_plan(const topk_problem* p, rtopk_plan* L) {
   L->cap = caps[ci];
   const int smem_row = L->cap > RTOPK_REG_MAX;
   L->row_smem = smem_row ? (unsigned)(L->cap * L->es) : 0u;
+  L->lanes = row_lanes(p, L->es, L->cap, sm_count);
   L->warps = RTOPK_REG_WARPS;
   if (smem_row) {
     L->warps = RTOPK_SMEM_ROW_BUDGET / (L->cap * L->es);
@@ -100,21 +127,26 @@ static int make_plan(const topk_problem* p, rtopk_plan* L) {
     const size_t sort_bytes = align16(entries * entry);
     L->warp_smem = (unsigned)(L->row_smem + sort_bytes);
     /* fewer rows per block rather than the opt-in, while a block still has one row */
-    while (L->warps > 1 && (size_t)L->warps * L->warp_smem > RTOPK_SMEM_DEFAULT) --L->warps;
+    while (L->warps > 1 && (size_t)L->warps * (32 / L->lanes) * L->warp_smem > RTOPK_SMEM_DEFAULT) --L->warps;
   } else {
     L->warp_smem = L->row_smem;
   }
-  L->block_smem = (size_t)L->warps * L->warp_smem;
+  L->block_smem = (size_t)L->warps * (32 / L->lanes) * L->warp_smem;
   return 1;
 }
 
 template <typename KeyT, int R, int KIND>
 static topk_status launch_bucket(const rtopk_plan* L, const rtopk_params& P, cudaStream_t stream) {
-  /* one storage kind per bucket, so each (width, R, kind) instantiates one kernel */
-  void (*kernel)(rtopk_params) = rtopk_kernel<KeyT, R, (R > RTOPK_REG_MAX), KIND>;
+  /* one storage kind per bucket, so each (width, R, kind) instantiates one kernel, and one
+   * more with two rows a warp where row_lanes can ask for it */
+  void (*kernel)(rtopk_params) = rtopk_kernel<KeyT, R, (R > RTOPK_REG_MAX), KIND, 32>;
+  if constexpr (R <= RTOPK_HALF_BUILT && sizeof(KeyT) <= 4) {
+    if (L->lanes == 16) kernel = rtopk_kernel<KeyT, R, false, KIND, 16>;
+  }
   if (L->block_smem > RTOPK_SMEM_DEFAULT)
     TOPK_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L->block_smem));
-  int64_t blocks = (P.batch + L->warps - 1) / L->warps;
+  const int64_t rows_per_block = (int64_t)L->warps * (32 / L->lanes);
+  int64_t blocks = (P.batch + rows_per_block - 1) / rows_per_block;
   if (blocks > INT_MAX) blocks = INT_MAX; /* the kernel strides over the rest */
   kernel<<<(unsigned)blocks, (unsigned)(32 * L->warps), L->block_smem, stream>>>(P);
   TOPK_CUDA_TRY_LAUNCH("rtopk_kernel");
@@ -195,7 +227,7 @@ static topk_status launch_thread(const rtopk_params& P, int g, cudaStream_t stre
 static topk_status rtopk_launch(const topk_problem* p, const void* in, void* values, void* indices, int* iters,
                                 int sm_count, cudaStream_t stream) {
   rtopk_plan L;
-  TOPK_RETURN_IF(!make_plan(p, &L), TOPK_ERR_UNSUPPORTED, "rtopk: n=%lld exceeds %d or unknown dtype %d",
+  TOPK_RETURN_IF(!make_plan(p, sm_count, &L), TOPK_ERR_UNSUPPORTED, "rtopk: n=%lld exceeds %d or unknown dtype %d",
                  (long long)p->n, (int)RTOPK_MAX_N, (int)p->dtype);
   if (p->batch == 0 || p->k == 0) return TOPK_SUCCESS;
   rtopk_params P;
@@ -245,7 +277,7 @@ static int rtopk_supports(const topk_problem* p, const topk_device_info* dev, ch
     if (why && why_len) snprintf(why, why_len, "unknown dtype %d", (int)p->dtype);
     return 0;
   }
-  if (!make_plan(p, &L)) {
+  if (!make_plan(p, dev ? dev->sm_count : 0, &L)) {
     if (why && why_len)
       snprintf(why, why_len,
                p->row_offsets ? "rows given by row_offsets need the whole buffer n=%lld <= %d (the longest row is "

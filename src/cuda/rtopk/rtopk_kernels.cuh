@@ -27,6 +27,14 @@
  *           order). TOPK_SORTED stages the results, sorts them in the warp's
  *           slice (rtopk_warp_sort) and writes them in order.
  *
+ * Two rows a warp (the kernel's L = 16; rtopk.cu's row_lanes: many register rows of <= 256,
+ * keys of <= 32 bits): each half of the warp is a row's L lanes, lane sl = lane % L holding
+ * elements (c * L + sl) * V + j, and every reduction, scan, ballot, shuffle and __syncwarp
+ * names the half's lanes (hmask); the two halves run the same code for their own rows and
+ * diverge only where their rows do. What a row costs whatever its length (threshold
+ * guesses, reductions, scans, the finish's network, the output loop) is then paid once a
+ * warp for two rows. L = 32 is the warp-per-row kernel unchanged.
+ *
  * Exact search (max_iter == 0, the default). The paper's loop stops when the
  * interval is narrower than epsilon and then takes elements "equal within
  * epsilon", which is not exact. Here the search runs on the integer rank keys:
@@ -330,41 +338,48 @@ struct rtopk_space<KeyT, RTOPK_KIND_GENERIC> {
 
 /* ------------------------------------------------------------------ warp primitives */
 
-__device__ __forceinline__ unsigned rtopk_warp_sum(unsigned v) {
+/* Reductions over a row's L lanes (L = 32: the warp; L = 16: a half, mask = its lanes; both
+ * halves may run the same instruction with their own masks). */
+template <int L = 32>
+__device__ __forceinline__ unsigned rtopk_warp_sum(unsigned v, unsigned mask = 0xffffffffu) {
 #if __CUDA_ARCH__ >= 800
-  return __reduce_add_sync(0xffffffffu, v);
+  return __reduce_add_sync(mask, v);
 #else
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  for (int o = L / 2; o > 0; o >>= 1) v += __shfl_xor_sync(mask, v, o);
   return v;
 #endif
 }
 
-__device__ __forceinline__ unsigned rtopk_warp_min(unsigned v) {
+template <int L = 32>
+__device__ __forceinline__ unsigned rtopk_warp_min(unsigned v, unsigned mask = 0xffffffffu) {
 #if __CUDA_ARCH__ >= 800
-  return __reduce_min_sync(0xffffffffu, v);
+  return __reduce_min_sync(mask, v);
 #else
-  for (int o = 16; o > 0; o >>= 1) v = min(v, __shfl_xor_sync(0xffffffffu, v, o));
+  for (int o = L / 2; o > 0; o >>= 1) v = min(v, __shfl_xor_sync(mask, v, o));
   return v;
 #endif
 }
-__device__ __forceinline__ unsigned rtopk_warp_max(unsigned v) {
+template <int L = 32>
+__device__ __forceinline__ unsigned rtopk_warp_max(unsigned v, unsigned mask = 0xffffffffu) {
 #if __CUDA_ARCH__ >= 800
-  return __reduce_max_sync(0xffffffffu, v);
+  return __reduce_max_sync(mask, v);
 #else
-  for (int o = 16; o > 0; o >>= 1) v = max(v, __shfl_xor_sync(0xffffffffu, v, o));
+  for (int o = L / 2; o > 0; o >>= 1) v = max(v, __shfl_xor_sync(mask, v, o));
   return v;
 #endif
 }
-__device__ __forceinline__ unsigned long long rtopk_warp_min(unsigned long long v) {
-  for (int o = 16; o > 0; o >>= 1) {
-    const unsigned long long w = __shfl_xor_sync(0xffffffffu, v, o);
+template <int L = 32>
+__device__ __forceinline__ unsigned long long rtopk_warp_min(unsigned long long v, unsigned mask = 0xffffffffu) {
+  for (int o = L / 2; o > 0; o >>= 1) {
+    const unsigned long long w = __shfl_xor_sync(mask, v, o);
     v = w < v ? w : v;
   }
   return v;
 }
-__device__ __forceinline__ unsigned long long rtopk_warp_max(unsigned long long v) {
-  for (int o = 16; o > 0; o >>= 1) {
-    const unsigned long long w = __shfl_xor_sync(0xffffffffu, v, o);
+template <int L = 32>
+__device__ __forceinline__ unsigned long long rtopk_warp_max(unsigned long long v, unsigned mask = 0xffffffffu) {
+  for (int o = L / 2; o > 0; o >>= 1) {
+    const unsigned long long w = __shfl_xor_sync(mask, v, o);
     v = w > v ? w : v;
   }
   return v;
@@ -424,12 +439,13 @@ __device__ __forceinline__ void rtopk_stage_put(unsigned addr, const rtopk_entry
                : "memory");
 }
 
-/* Inclusive prefix sum of x over the lanes (shuffles; x of any size). */
-__device__ __forceinline__ unsigned rtopk_lane_incl_sum(unsigned x, int lane) {
+/* Inclusive prefix sum of x over a row's L lanes (shuffles; x of any size); sl = lane % L. */
+template <int L = 32>
+__device__ __forceinline__ unsigned rtopk_lane_incl_sum(unsigned x, int sl, unsigned mask = 0xffffffffu) {
 #pragma unroll
-  for (int o = 1; o < 32; o <<= 1) {
-    const unsigned t = __shfl_up_sync(0xffffffffu, x, o);
-    if (lane >= o) x += t;
+  for (int o = 1; o < L; o <<= 1) {
+    const unsigned t = __shfl_up_sync(mask, x, o, L);
+    if (sl >= o) x += t;
   }
   return x;
 }
@@ -439,11 +455,13 @@ __device__ __forceinline__ unsigned rtopk_lane_incl_sum(unsigned x, int lane) {
  * [0, 2^BITS): one ballot per bit instead of a shuffle scan.
  */
 template <int BITS>
-__device__ __forceinline__ unsigned rtopk_lane_prefix(unsigned x, unsigned lane_lt, unsigned* total) {
+__device__ __forceinline__ unsigned rtopk_lane_prefix(unsigned x, unsigned lane_lt, unsigned* total,
+                                                      unsigned mask = 0xffffffffu) {
   unsigned excl = 0, tot = 0;
 #pragma unroll
   for (int b = 0; b < BITS; ++b) {
-    const unsigned m = __ballot_sync(0xffffffffu, (x >> b) & 1u);
+    /* lanes outside mask contribute 0 bits */
+    const unsigned m = __ballot_sync(mask, (x >> b) & 1u);
     excl += (unsigned)__popc(m & lane_lt) << b;
     tot += (unsigned)__popc(m) << b;
   }
@@ -544,9 +562,9 @@ __device__ __forceinline__ void rtopk_add_ge_pair(unsigned& c_lo, unsigned& c_hi
  * counts: m >= 1. Register rows count every chunk, padding included, without branches
  * (a compare and a predicated add per key, V independent sums, one redux.sync); shared-
  * memory rows only the active chunks. */
-template <typename KeyT, int R, bool SMEM>
+template <int L, typename KeyT, int R, bool SMEM>
 __device__ __forceinline__ unsigned rtopk_count_ge(const rtopk_row<KeyT, R, SMEM>& row, int lane, int chunks,
-                                                   KeyT m) {
+                                                   KeyT m, unsigned mask) {
   typedef rtopk_row<KeyT, R, SMEM> Row;
   if (!SMEM) {
     unsigned cj[Row::V];
@@ -569,7 +587,7 @@ __device__ __forceinline__ unsigned rtopk_count_ge(const rtopk_row<KeyT, R, SMEM
     unsigned c = 0;
 #pragma unroll
     for (int j = 0; j < Row::V; ++j) c += cj[j];
-    return rtopk_warp_sum(c);
+    return rtopk_warp_sum<L>(c, mask);
   }
   /* shared-memory rows: the active chunks, one 16-byte load each (16-bit keys compared
    * in pairs, as above) */
@@ -589,7 +607,7 @@ __device__ __forceinline__ unsigned rtopk_count_ge(const rtopk_row<KeyT, R, SMEM
       for (int j = 0; j < Row::V; ++j) rtopk_add_ge((j & 1) ? c1 : c0, v[j], m);
     }
   }
-  return rtopk_warp_sum(c0 + c1);
+  return rtopk_warp_sum<L>(c0 + c1, mask);
 }
 
 /* Writes result `slot` of the row whose results start at obase: the raw value (reloaded
@@ -618,7 +636,8 @@ __device__ __forceinline__ void rtopk_emit_empty(const rtopk_params& P, int64_t 
  * over the chunks so far; warp-uniform). */
 template <typename KeyT, int V, int PBITS>
 __device__ __forceinline__ unsigned rtopk_chunk_select(const KeyT (&v)[V], int pos, int len, unsigned lane_lt, KeyT thi,
-                                                       KeyT tlo, unsigned need, unsigned* taken) {
+                                                       KeyT tlo, unsigned need, unsigned* taken,
+                                                       unsigned mask = 0xffffffffu) {
   unsigned selmask = 0;
 #pragma unroll
   for (int j = 0; j < V; ++j) /* padding (key 0) is never > thi */
@@ -632,7 +651,7 @@ __device__ __forceinline__ unsigned rtopk_chunk_select(const KeyT (&v)[V], int p
         ++ties;
       }
     unsigned tot;
-    const unsigned before = *taken + rtopk_lane_prefix<PBITS>(ties, lane_lt, &tot);
+    const unsigned before = *taken + rtopk_lane_prefix<PBITS>(ties, lane_lt, &tot, mask);
     unsigned seen = 0;
 #pragma unroll
     for (int j = 0; j < V; ++j)
@@ -647,10 +666,10 @@ __device__ __forceinline__ unsigned rtopk_chunk_select(const KeyT (&v)[V], int p
 
 /* A register row's selection bits (bit c * V + j) when ties at the threshold must be taken
  * in index order (need > 0): chunk by chunk, as rtopk_chunk_select. */
-template <typename KeyT, int R, bool SMEM, int PBITS>
-__device__ __forceinline__ void rtopk_select_ties(const rtopk_row<KeyT, R, SMEM>& row, int lane, unsigned lane_lt,
+template <int L, int PBITS, typename KeyT, int R, bool SMEM>
+__device__ __forceinline__ void rtopk_select_ties(const rtopk_row<KeyT, R, SMEM>& row, int sl, unsigned lane_lt,
                                                   int chunks, int len, KeyT thi, KeyT tlo, unsigned need,
-                                                  uint32_t* bits) {
+                                                  uint32_t* bits, unsigned mask) {
   typedef rtopk_row<KeyT, R, SMEM> Row;
   constexpr int V = Row::V;
   unsigned taken = 0;
@@ -659,8 +678,9 @@ __device__ __forceinline__ void rtopk_select_ties(const rtopk_row<KeyT, R, SMEM>
   for (int c = 0; c < Row::CHUNKS; ++c)
     if (c < chunks) {
       KeyT v[V];
-      row.get(c, lane, v);
-      b |= rtopk_chunk_select<KeyT, V, PBITS>(v, (c * 32 + lane) * V, len, lane_lt, thi, tlo, need, &taken) << (c * V);
+      row.get(c, sl, v);
+      b |= rtopk_chunk_select<KeyT, V, PBITS>(v, (c * L + sl) * V, len, lane_lt, thi, tlo, need, &taken, mask)
+           << (c * V);
     }
   *bits = b;
 }
@@ -777,23 +797,36 @@ __device__ __forceinline__ void rtopk_sort_stage_regs(rtopk_entry<KeyT>* s, unsi
   __syncwarp();
 }
 
+/* cnt <= RTOPK_SORT_RANK_MAX staged entries sorted in place by rank: a row's L lanes (sl =
+ * lane % L, mask = their lanes) rank entries sl + L * i, i < RTOPK_SORT_RANK_MAX / L, against
+ * all cnt in one pass. */
+template <typename KeyT, int L>
+__device__ __forceinline__ void rtopk_rank_sort(rtopk_entry<KeyT>* s, unsigned cnt, int sl, unsigned mask) {
+  constexpr int E = RTOPK_SORT_RANK_MAX / L;
+  rtopk_entry<KeyT> e[E];
+  unsigned r[E];
+#pragma unroll
+  for (int i = 0; i < E; ++i) {
+    const unsigned p = (unsigned)(sl + L * i);
+    e[i] = p < cnt ? s[p] : rtopk_entry<KeyT>::make(0, 0);
+    r[i] = 0;
+  }
+  for (unsigned f = 0; f < cnt; ++f) {
+    const rtopk_entry<KeyT> o = s[f];
+#pragma unroll
+    for (int i = 0; i < E; ++i) r[i] += o.before(e[i]) ? 1u : 0u;
+  }
+  __syncwarp(mask);
+#pragma unroll
+  for (int i = 0; i < E; ++i)
+    if ((unsigned)(sl + L * i) < cnt) s[r[i]] = e[i];
+  __syncwarp(mask);
+}
+
 template <typename KeyT>
 __device__ void rtopk_warp_sort(rtopk_entry<KeyT>* s, unsigned cnt, int lane) {
   if (cnt <= RTOPK_SORT_RANK_MAX) { /* lane l ranks entries l and l + 32 */
-    rtopk_entry<KeyT> e0 = rtopk_entry<KeyT>::make(0, 0), e1 = e0;
-    unsigned r0 = 0, r1 = 0;
-    const unsigned i1 = (unsigned)lane + 32u;
-    if ((unsigned)lane < cnt) e0 = s[lane];
-    if (i1 < cnt) e1 = s[i1];
-    for (unsigned f = 0; f < cnt; ++f) {
-      const rtopk_entry<KeyT> o = s[f];
-      r0 += o.before(e0) ? 1u : 0u;
-      r1 += o.before(e1) ? 1u : 0u;
-    }
-    __syncwarp();
-    if ((unsigned)lane < cnt) s[r0] = e0;
-    if (i1 < cnt) s[r1] = e1;
-    __syncwarp();
+    rtopk_rank_sort<KeyT, 32>(s, cnt, lane, 0xffffffffu);
     return;
   }
   if (sizeof(KeyT) <= 4 && cnt <= RTOPK_SORT_REG_MAX) {
@@ -821,91 +854,107 @@ __device__ void rtopk_warp_sort(rtopk_entry<KeyT>* s, unsigned cnt, int lane) {
   }
 }
 
-/* Bitonic sort of one 32-bit word per lane over the warp, largest first at lane 0 (the
- * network of rtopk_sort_regs with E = 1: a flip, then half-cleaners; one shuffle and one
- * min / max per step, 15 steps). */
-__device__ __forceinline__ uint32_t rtopk_sort32_desc(uint32_t c, int lane) {
+/* Bitonic sort of one 32-bit word per lane over a row's L lanes (sl = lane % L, mask = their
+ * lanes), largest first at sub-lane 0 (the network of rtopk_sort_regs with E = 1: a flip,
+ * then half-cleaners; one shuffle and one min / max per step, 15 steps for L = 32). */
+template <int L>
+__device__ __forceinline__ uint32_t rtopk_sort_words_desc(uint32_t c, int sl, unsigned mask) {
 #pragma unroll
-  for (int size = 2; size <= 32; size <<= 1) {
-    uint32_t o = __shfl_xor_sync(0xffffffffu, c, size - 1);
-    c = (lane & (size >> 1)) == 0 ? max(c, o) : min(c, o);
+  for (int size = 2; size <= L; size <<= 1) {
+    uint32_t o = __shfl_xor_sync(mask, c, size - 1, L);
+    c = (sl & (size >> 1)) == 0 ? max(c, o) : min(c, o);
 #pragma unroll
     for (int st = size >> 2; st >= 1; st >>= 1) {
-      o = __shfl_xor_sync(0xffffffffu, c, st);
-      c = (lane & st) == 0 ? max(c, o) : min(c, o);
+      o = __shfl_xor_sync(mask, c, st, L);
+      c = (sl & st) == 0 ? max(c, o) : min(c, o);
     }
   }
   return c;
 }
 
 /*
- * The exact search's finish (register rows): the ncand <= RTOPK_FINISH keys in [lo, hi]
- * (lo >= 1, so padding is never one) are staged, lane l takes candidate l, the warp sorts
- * them (key descending, then position: the project's tie rule), and the first `need` are
- * results, staged in slots gt .. gt + need - 1, after the keys > hi that the select stages
- * in slots 0 .. gt - 1. One pass over the row and a 32-lane network, where the search
- * would take 3-4 more counting passes (a host simulation of the search on uniform and
- * normal rows). Where hi - lo is narrow enough (the usual case: the search has narrowed
- * it), a candidate is one 32-bit word, (key - lo + 1) << PB | (R - 1 - position), so that
- * the network's compare-exchange is one min / max (ncu, 2^18 x 256, k = 16: the rank loop
- * this replaced, each lane ranking its candidate against all ncand through shared memory,
- * was 275 of the row's 1007 warp instructions); else (keys more than 2^(32 - PB) apart)
- * the (key, position) entries go through rtopk_sort_regs.
+ * The exact search's finish (register rows): the ncand <= L keys in [lo, hi] (lo >= 1, so
+ * padding is never one; L = the row's lanes) are staged, sub-lane l takes candidate l, they
+ * are ordered (key descending, then position: the project's tie rule), and the first `need`
+ * are results, staged in slots gt .. gt + need - 1, after the keys > hi that the select
+ * stages in slots 0 .. gt - 1. One pass over the row and an L-lane network, where the
+ * search would take 3-4 more counting passes (a host simulation of the search on uniform
+ * and normal rows). Where hi - lo is narrow enough (the usual case: the search has narrowed
+ * it), a candidate is one 32-bit word, (key - lo + 1) << PB | (R - 1 - position), and the
+ * L lanes sort the words with one min / max per compare-exchange (ncu, 2^18 x 256, k = 16:
+ * the rank loop this replaced, each lane ranking its candidate against all ncand through
+ * shared memory, was 275 of the row's 1007 warp instructions). Else (keys more than
+ * 2^(32 - PB) apart: rows that start with <= L candidates, over the whole key range) each
+ * lane ranks its entry against the others' by shuffles and stores it at its rank.
  */
-template <typename KeyT, int R, bool SMEM>
-__device__ __forceinline__ void rtopk_finish(const rtopk_row<KeyT, R, SMEM>& row, int lane, KeyT lo, KeyT hi,
-                                             unsigned ncand, unsigned gt, unsigned need, unsigned kcap,
+template <int L, typename KeyT, int R, bool SMEM>
+__device__ __forceinline__ void rtopk_finish(const rtopk_row<KeyT, R, SMEM>& row, int sl, unsigned mask, KeyT lo,
+                                             KeyT hi, unsigned ncand, unsigned gt, unsigned need, unsigned kcap,
                                              rtopk_entry<KeyT>* stage) {
   typedef rtopk_row<KeyT, R, SMEM> Row;
   constexpr int V = Row::V;
-  constexpr int PB = R <= 128 ? 7 : R <= 256 ? 8 : R <= 512 ? 9 : R <= 1024 ? 10 : 12; /* bits of a position < R */
+  constexpr int RL = R * L / 32; /* the row's capacity (R is the storage's, 32 / L rows a warp) */
+  constexpr int PB = RL <= 128 ? 7 : RL <= 256 ? 8 : RL <= 512 ? 9 : RL <= 1024 ? 10 : 12; /* bits of a position */
   uint32_t cb = 0;
 #pragma unroll
   for (int c = 0; c < Row::CHUNKS; ++c) {
     KeyT v[V];
-    row.get(c, lane, v);
+    row.get(c, sl, v);
 #pragma unroll
     for (int j = 0; j < V; ++j)
       if (v[j] >= lo && v[j] <= hi) cb |= 1u << (c * V + j);
   }
   const unsigned cnt = (unsigned)__popc(cb);
-  const unsigned incl = rtopk_lane_incl_sum(cnt, lane);
-  if (incl > RTOPK_FINISH) cb = 0; /* only if the counts disagreed: stay inside the slots */
+  const unsigned incl = rtopk_lane_incl_sum<L>(cnt, sl, mask);
+  if (incl > (unsigned)L) cb = 0; /* only if the counts disagreed: stay inside the slots */
   const unsigned st0 = (unsigned)__cvta_generic_to_shared(stage);
   unsigned slot = incl - cnt;
 #pragma unroll
   for (int c = 0; c < Row::CHUNKS; ++c) {
     KeyT v[V];
-    row.get(c, lane, v);
+    row.get(c, sl, v);
 #pragma unroll
     for (int j = 0; j < V; ++j) {
       const unsigned sel = (cb >> (c * V + j)) & 1u;
       rtopk_stage_put(st0 + slot * (unsigned)sizeof(rtopk_entry<KeyT>),
-                      rtopk_entry<KeyT>::make(v[j], (unsigned)((c * 32 + lane) * V + j)), sel);
+                      rtopk_entry<KeyT>::make(v[j], (unsigned)((c * L + sl) * V + j)), sel);
       slot += sel;
     }
   }
-  __syncwarp();
-  const bool have = (unsigned)lane < ncand && (unsigned)lane < (unsigned)RTOPK_FINISH;
-  rtopk_entry<KeyT> e;
-  if ((uint64_t)(KeyT)(hi - lo) < (1ull << (32 - PB)) - 1ull) { /* warp-uniform */
+  __syncwarp(mask);
+  const bool have = (unsigned)sl < ncand;
+  if ((uint64_t)(KeyT)(hi - lo) < (1ull << (32 - PB)) - 1ull) { /* uniform over the row's lanes */
     uint32_t w = 0; /* below every candidate's word */
     if (have) {
-      const rtopk_entry<KeyT> s = stage[lane];
-      w = ((uint32_t)(KeyT)(s.key() - lo) + 1u) << PB | (uint32_t)(R - 1 - (int)s.pos());
+      const rtopk_entry<KeyT> e = stage[sl];
+      w = ((uint32_t)(KeyT)(e.key() - lo) + 1u) << PB | (uint32_t)(RL - 1 - (int)e.pos());
     }
-    w = rtopk_sort32_desc(w, lane);
-    e = rtopk_entry<KeyT>::make((KeyT)(lo + (KeyT)((w >> PB) - 1u)), (unsigned)(R - 1) - (w & ((1u << PB) - 1u)));
+    w = rtopk_sort_words_desc<L>(w, sl, mask);
+    const rtopk_entry<KeyT> e =
+        rtopk_entry<KeyT>::make((KeyT)(lo + (KeyT)((w >> PB) - 1u)), (unsigned)(RL - 1) - (w & ((1u << PB) - 1u)));
+    __syncwarp(mask);
+    /* the winners' final slots, after the gt keys > hi that the select stages in 0 .. gt - 1 */
+    const unsigned ws = gt + (unsigned)sl;
+    rtopk_stage_put(st0 + ws * (unsigned)sizeof(rtopk_entry<KeyT>), e, (unsigned)sl < need && ws < kcap ? 1u : 0u);
   } else {
-    rtopk_entry<KeyT> v[1] = {rtopk_entry<KeyT>::make(0, sizeof(KeyT) == 2 ? 0xFFFFu : 0xFFFFFFFFu)};
-    if (have) v[0] = stage[lane];
-    rtopk_sort_regs<KeyT, 1>(v, lane);
-    e = v[0];
+    rtopk_entry<KeyT> e = rtopk_entry<KeyT>::make(0, 0);
+    if (have) e = stage[sl];
+    unsigned rank = 0;
+#pragma unroll
+    for (int m = 0; m < L; ++m) {
+      rtopk_entry<KeyT> o;
+      static_assert(sizeof o % 4 == 0, "entries are whole words");
+      unsigned w[sizeof o / 4];
+      memcpy(w, &e, sizeof e);
+#pragma unroll
+      for (int i = 0; i < (int)(sizeof o / 4); ++i) w[i] = __shfl_sync(mask, w[i], m, L);
+      memcpy(&o, w, sizeof o);
+      rank += (unsigned)m < ncand && o.before(e) ? 1u : 0u;
+    }
+    __syncwarp(mask);
+    const unsigned ws = gt + rank;
+    rtopk_stage_put(st0 + ws * (unsigned)sizeof(rtopk_entry<KeyT>), e, have && rank < need && ws < kcap ? 1u : 0u);
   }
-  __syncwarp();
-  /* the winners' final slots, after the gt keys > hi that the select stages in slots 0 .. gt - 1 */
-  const unsigned ws = gt + (unsigned)lane;
-  rtopk_stage_put(st0 + ws * (unsigned)sizeof(rtopk_entry<KeyT>), e, (unsigned)lane < need && ws < kcap ? 1u : 0u);
 }
 
 /* ------------------------------------------------------------------ the kernel */
@@ -935,10 +984,12 @@ struct rtopk_min_blocks {
  * grid-stride over rows, one warp per row; blockDim.x = 32 x warps per block;
  * dynamic shared memory = warps x P.warp_smem. KIND: RTOPK_KIND_*, matching P.dtype.
  */
-template <typename KeyT, int R, bool SMEM, int KIND>
-__global__ void __launch_bounds__(256, (rtopk_min_blocks<KeyT, R, SMEM, KIND>::value))
+template <typename KeyT, int R, bool SMEM, int KIND, int L>
+__global__ void __launch_bounds__(256, (rtopk_min_blocks<KeyT, R * (32 / L), SMEM, KIND>::value))
     rtopk_kernel(const rtopk_params P) {
-  typedef rtopk_row<KeyT, R, SMEM> Row;
+  static_assert(L == 32 || (L == 16 && !SMEM), "two rows a warp only for register rows");
+  constexpr int G = 32 / L; /* rows a warp */
+  typedef rtopk_row<KeyT, R * G, SMEM> Row; /* R / L keys a lane */
   typedef typename rtopk_wide<KeyT>::type WideT;
   typedef rtopk_space<KeyT, KIND> Space;
   typedef typename Space::real RealT;
@@ -949,9 +1000,12 @@ __global__ void __launch_bounds__(256, (rtopk_min_blocks<KeyT, R, SMEM, KIND>::v
 
   const int lane = (int)(threadIdx.x & 31u);
   const unsigned lane_lt = (1u << lane) - 1u;
+  const int sl = lane & (L - 1); /* the lane within the row's L */
+  const int h = lane / L;        /* which of the warp's rows */
+  const unsigned hmask = L == 32 ? 0xffffffffu : (0xffffffffu >> (32 - L)) << (h * L); /* the row's lanes */
   const int warp = (int)(threadIdx.x >> 5);
-  const int64_t warps_total = (int64_t)gridDim.x * (blockDim.x >> 5);
-  unsigned char* wsm = rtopk_smem + (size_t)warp * P.warp_smem;
+  const int64_t slots_total = (int64_t)gridDim.x * (blockDim.x >> 5) * G;
+  unsigned char* wsm = rtopk_smem + (size_t)(warp * G + h) * P.warp_smem;
   rtopk_entry<KeyT>* stage = (rtopk_entry<KeyT>*)(wsm + P.row_smem); /* P.sort_cap entries */
   const rtopk_xf<KeyT> x = rtopk_make_xf<KeyT, KIND>(P.dtype, P.smallest);
   const KeyT ones = (KeyT)~(KeyT)0;
@@ -959,13 +1013,13 @@ __global__ void __launch_bounds__(256, (rtopk_min_blocks<KeyT, R, SMEM, KIND>::v
   Row row;
   row.smem = (KeyT*)wsm;
 
-  for (int64_t r = (int64_t)blockIdx.x * (blockDim.x >> 5) + warp; r < P.batch; r += warps_total) {
+  for (int64_t r = ((int64_t)blockIdx.x * (blockDim.x >> 5) + warp) * G + h; r < P.batch; r += slots_total) {
     /* ---- the row's extent: offsets clamped into [0, n], length into [0, R] */
     const topk_row_span span = topk_row(P.offsets, P.n, P.ld, r); /* common/rows.cuh */
     const int64_t start = span.start;
     const int len = (int)(span.len < R ? span.len : R);
     const KeyT* src = (const KeyT*)P.in + start;
-    const int chunks = (len + 32 * V - 1) / (32 * V); /* chunks holding row elements */
+    const int chunks = (len + L * V - 1) / (L * V); /* chunks holding row elements */
     const bool aligned = ((uintptr_t)src % (V * sizeof(KeyT))) == 0;
 
     /* ---- load: keys, min and max of the valid ones */
@@ -976,7 +1030,7 @@ __global__ void __launch_bounds__(256, (rtopk_min_blocks<KeyT, R, SMEM, KIND>::v
       KeyT raw[CHUNKS][V];
 #pragma unroll
       for (int c = 0; c < CHUNKS; ++c) {
-        const int pos = (c * 32 + lane) * V;
+        const int pos = (c * L + sl) * V;
         if (c < chunks && aligned && pos + V <= len) {
           const rtopk_vec<KeyT, V> t = *reinterpret_cast<const rtopk_vec<KeyT, V>*>(src + pos);
 #pragma unroll
@@ -988,19 +1042,19 @@ __global__ void __launch_bounds__(256, (rtopk_min_blocks<KeyT, R, SMEM, KIND>::v
       }
 #pragma unroll
       for (int c = 0; c < CHUNKS; ++c) {
-        const int pos = (c * 32 + lane) * V;
+        const int pos = (c * L + sl) * V;
         KeyT v[V];
         const auto get = [&](int j) { return raw[c][j]; };
-        if ((c + 1) * 32 * V <= len) rtopk_keys_minmax<KeyT, V>(get, V, x, v, kmin, kmax); /* warp-uniform: whole chunk */
+        if ((c + 1) * L * V <= len) rtopk_keys_minmax<KeyT, V>(get, V, x, v, kmin, kmax); /* warp-uniform: whole chunk */
         else rtopk_keys_minmax<KeyT, V>(get, len - pos, x, v, kmin, kmax);
-        row.put(c, lane, v);
+        row.put(c, sl, v);
       }
     } else {
 #pragma unroll Row::UNROLL
     for (int c = 0; c < CHUNKS; ++c) {
       KeyT v[V];
       if (c < chunks) {
-        const int pos = (c * 32 + lane) * V;
+        const int pos = (c * L + sl) * V;
         if (aligned && pos + V <= len) { /* a full vector: no per-element checks */
           const rtopk_vec<KeyT, V> t = *reinterpret_cast<const rtopk_vec<KeyT, V>*>(src + pos);
           rtopk_keys_minmax<KeyT, V>([&](int j) { return t.a[j]; }, V, x, v, kmin, kmax);
@@ -1011,12 +1065,12 @@ __global__ void __launch_bounds__(256, (rtopk_min_blocks<KeyT, R, SMEM, KIND>::v
 #pragma unroll
         for (int j = 0; j < V; ++j) v[j] = 0;
       }
-      if (c < chunks) row.put(c, lane, v);
+      if (c < chunks) row.put(c, sl, v);
     }
     }
-    if (SMEM) __syncwarp();
-    kmin = (KeyT)rtopk_warp_min((WideT)kmin);
-    kmax = (KeyT)rtopk_warp_max((WideT)kmax);
+    if (SMEM) __syncwarp(hmask);
+    kmin = (KeyT)rtopk_warp_min<L>((WideT)kmin, hmask);
+    kmax = (KeyT)rtopk_warp_max<L>((WideT)kmax, hmask);
 
     /* ---- search: thresholds for the selection below.
      * Results: every valid key > thi, then the first `need` valid keys in [tlo, thi] in index order. */
@@ -1038,7 +1092,7 @@ __global__ void __launch_bounds__(256, (rtopk_min_blocks<KeyT, R, SMEM, KIND>::v
         const RealT mid_r = (RealT)0.5 * lo_r + (RealT)0.5 * hi_r;
         KeyT m = Space::key_of(mid_r, x, P.dtype);
         if (m <= lo) m = (KeyT)(lo + 1); /* lo < kmax here, so no wrap */
-        const unsigned c = rtopk_count_ge(row, lane, chunks, m);
+        const unsigned c = rtopk_count_ge<L>(row, sl, chunks, m, hmask);
         ++steps;
         if (c < ku) {
           /* count(key > lo) < k <= count(key >= lo): lo is the k-th key, and the first k keys
@@ -1074,8 +1128,8 @@ __global__ void __launch_bounds__(256, (rtopk_min_blocks<KeyT, R, SMEM, KIND>::v
        * the search's own convergence, as in the paper) */
       const bool finish = !SMEM && !P.iters;
       while (lo < hi) {
-        if (finish && c_lo - gt <= (unsigned)RTOPK_FINISH && lo >= (KeyT)1) {
-          rtopk_finish<KeyT, R, SMEM>(row, lane, lo, hi, c_lo - gt, gt, ku - gt, ku, stage);
+        if (finish && c_lo - gt <= (unsigned)L && lo >= (KeyT)1) {
+          rtopk_finish<L>(row, sl, hmask, lo, hi, c_lo - gt, gt, ku - gt, ku, stage);
           fin = true;
           break;
         }
@@ -1097,7 +1151,7 @@ __global__ void __launch_bounds__(256, (rtopk_min_blocks<KeyT, R, SMEM, KIND>::v
             m_is_value = true;
           }
         }
-        const unsigned c = rtopk_count_ge(row, lane, chunks, m);
+        const unsigned c = rtopk_count_ge<L>(row, sl, chunks, m, hmask);
         if (c == ku) {
           hit = true;
           hit_m = m;
@@ -1132,7 +1186,7 @@ __global__ void __launch_bounds__(256, (rtopk_min_blocks<KeyT, R, SMEM, KIND>::v
         need = ku - gt;
       }
     }
-    if (P.iters && lane == 0) P.iters[r] = steps;
+    if (P.iters && sl == 0) P.iters[r] = steps;
 
     /* ---- select. Results: every valid key > thi, then the first `need` valid keys in
      * [tlo, thi] in index order (need == 0 when the search hit count == k exactly). */
@@ -1152,33 +1206,32 @@ __global__ void __launch_bounds__(256, (rtopk_min_blocks<KeyT, R, SMEM, KIND>::v
 #pragma unroll
         for (int c = 0; c < CHUNKS; ++c) {
           KeyT v[V];
-          row.get(c, lane, v);
+          row.get(c, sl, v);
 #pragma unroll
           for (int j = 0; j < V; ++j) /* padding (key 0) is never > thi */
             if (v[j] > thi) bits |= 1u << (c * V + j);
         }
       } else {
-        rtopk_select_ties<KeyT, R, SMEM, PBITS>(row, lane, lane_lt, chunks, len, thi, tlo, need, &bits);
+        rtopk_select_ties<L, PBITS>(row, sl, lane_lt, chunks, len, thi, tlo, need, &bits, hmask);
       }
       const unsigned cnt = (unsigned)__popc(bits);
-      const unsigned incl = rtopk_lane_incl_sum(cnt, lane);
-      const unsigned total = __shfl_sync(0xffffffffu, incl, 31);
-      /* predicated stores to consecutive slots, no branch per key */
+      const unsigned incl = rtopk_lane_incl_sum<L>(cnt, sl, hmask);
+      const unsigned total = __shfl_sync(hmask, incl, L - 1, L);
       if (incl > kcap) { /* only if the search were wrong: never write past the k slots */
         const unsigned keep = kcap > incl - cnt ? kcap - (incl - cnt) : 0u;
         while ((unsigned)__popc(bits) > keep) bits &= ~(0x80000000u >> __clz(bits));
       }
       /* predicated stores to consecutive slots, no branch per key */
       unsigned st = (unsigned)__cvta_generic_to_shared(stage + (incl - cnt));
-      const unsigned lane_pos = (unsigned)(lane * V);
+      const unsigned lane_pos = (unsigned)(sl * V);
 #pragma unroll
       for (int c = 0; c < CHUNKS; ++c) {
         KeyT v[V];
-        row.get(c, lane, v);
+        row.get(c, sl, v);
 #pragma unroll
         for (int j = 0; j < V; ++j) {
           const unsigned sel = (bits >> (c * V + j)) & 1u;
-          rtopk_stage_put(st, rtopk_entry<KeyT>::make(v[j], lane_pos + (unsigned)(c * 32 * V + j)), sel);
+          rtopk_stage_put(st, rtopk_entry<KeyT>::make(v[j], lane_pos + (unsigned)(c * L * V + j)), sel);
           st += sel * (unsigned)sizeof(rtopk_entry<KeyT>);
         }
       }
@@ -1193,11 +1246,12 @@ __global__ void __launch_bounds__(256, (rtopk_min_blocks<KeyT, R, SMEM, KIND>::v
       for (int c = 0; c < CHUNKS; ++c) {
         if (c < chunks) {
           KeyT v[V];
-          row.get(c, lane, v);
-          const int pos = (c * 32 + lane) * V;
-          const unsigned selmask = rtopk_chunk_select<KeyT, V, PBITS>(v, pos, len, lane_lt, thi, tlo, need, &taken);
+          row.get(c, sl, v);
+          const int pos = (c * L + sl) * V;
+          const unsigned selmask =
+              rtopk_chunk_select<KeyT, V, PBITS>(v, pos, len, lane_lt, thi, tlo, need, &taken, hmask);
           unsigned tot;
-          unsigned slot = slot0 + rtopk_lane_prefix<PBITS>((unsigned)__popc(selmask), lane_lt, &tot);
+          unsigned slot = slot0 + rtopk_lane_prefix<PBITS>((unsigned)__popc(selmask), lane_lt, &tot, hmask);
           slot0 += tot;
 #pragma unroll
           for (int j = 0; j < V; ++j) {
@@ -1221,16 +1275,20 @@ __global__ void __launch_bounds__(256, (rtopk_min_blocks<KeyT, R, SMEM, KIND>::v
     /* ---- staged results (register rows; shared-memory rows when TOPK_SORTED): sorted when
      * asked (key descending, then position), then written from the stage in slot order */
     if (!SMEM || P.sorted) {
-      __syncwarp();
+      __syncwarp(hmask);
       const unsigned cnt = nsel < (unsigned)P.sort_cap ? nsel : (unsigned)P.sort_cap;
-      if (P.sorted) rtopk_warp_sort<KeyT>(stage, cnt, lane);
-      for (unsigned e = (unsigned)lane; e < cnt; e += 32)
+      if (P.sorted) {
+        if (L == 32) rtopk_warp_sort<KeyT>(stage, cnt, lane);
+        else /* two rows a warp: the host keeps k <= RTOPK_SORT_RANK_MAX */
+          rtopk_rank_sort<KeyT, L>(stage, min(cnt, (unsigned)RTOPK_SORT_RANK_MAX), sl, hmask);
+      }
+      for (unsigned e = (unsigned)sl; e < cnt; e += L)
         rtopk_emit<KeyT>(P, x, src, obase, e, stage[e].key(), (int)stage[e].pos());
     }
 
     /* ---- rows shorter than k: index -1 and the worst value */
-    for (int64_t s = (int64_t)nsel + lane; s < k; s += 32) rtopk_emit_empty<KeyT>(P, obase, s);
-    __syncwarp(); /* the next row reuses the shared-memory slices */
+    for (int64_t s = (int64_t)nsel + sl; s < k; s += L) rtopk_emit_empty<KeyT>(P, obase, s);
+    __syncwarp(hmask); /* the next row reuses the shared-memory slices */
   }
 }
 

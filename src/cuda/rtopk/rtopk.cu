@@ -73,9 +73,9 @@ static size_t align16(size_t x) { return (x + 15) & ~(size_t)15; }
 /* Two rows a warp, 16 lanes each (rtopk_kernel's L = 16), for register rows of <= RTOPK_HALF_MAX
  * with keys of <= 32 bits (TOPK_SORTED only for k <= RTOPK_SORT_RANK_MAX, which a half ranks):
  * what a row costs whatever its length (the threshold guesses of every step, the reductions
- * and scans, the finish's network, the output loop) is then paid once for two rows. ncu on
- * 2^18 x 256, k = 16 (a warp a row): ~60 % of the row's warp instructions were such fixed
- * costs. Only with enough rows to fill the SMs several times (RTOPK_HALF_ROWS_PER_SM): a half
+ * and scans, the finish's network, the output loop) is then paid once for two rows (ncu on
+ * 2^18 x 256, k = 16, a warp a row: bench/results/md/h100_ncu_rtopk_s15.md; 16 lanes: 669
+ * warp instructions a row against 767). Only with enough rows to fill the SMs several times (RTOPK_HALF_ROWS_PER_SM): a half
  * holds twice the keys a lane, so a row takes longer from load to store, which fewer rows
  * than the SMs hold at once do not hide (H100, f32, 1024 x 256, k = 16: 7.9 against 7.1 us;
  * 65536 x 256: 62 against 66 us; 2^18 x 512: 0.95-0.99x at every k, so 512 keeps 32 lanes).

@@ -883,7 +883,7 @@ __device__ __forceinline__ uint32_t rtopk_sort_words_desc(uint32_t c, int sl, un
  * it), a candidate is one 32-bit word, (key - lo + 1) << PB | (R - 1 - position), and the
  * L lanes sort the words with one min / max per compare-exchange (ncu, 2^18 x 256, k = 16:
  * the rank loop this replaced, each lane ranking its candidate against all ncand through
- * shared memory, was 275 of the row's 1007 warp instructions). Else (keys more than
+ * shared memory, was 276 of the row's 1007 warp instructions). Else (keys more than
  * 2^(32 - PB) apart: rows that start with <= L candidates, over the whole key range) each
  * lane ranks its entry against the others' by shuffles and stores it at its rank.
  */
@@ -981,8 +981,9 @@ struct rtopk_min_blocks {
 };
 
 /*
- * grid-stride over rows, one warp per row; blockDim.x = 32 x warps per block;
- * dynamic shared memory = warps x P.warp_smem. KIND: RTOPK_KIND_*, matching P.dtype.
+ * grid-stride over rows, one warp per row (L = 32) or two (L = 16: a half each);
+ * blockDim.x = 32 x warps per block; dynamic shared memory = warps x (32 / L) x P.warp_smem
+ * (a slice per row slot). KIND: RTOPK_KIND_*, matching P.dtype.
  */
 template <typename KeyT, int R, bool SMEM, int KIND, int L>
 __global__ void __launch_bounds__(256, (rtopk_min_blocks<KeyT, R * (32 / L), SMEM, KIND>::value))

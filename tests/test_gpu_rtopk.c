@@ -522,10 +522,11 @@ TEST(two_rows_a_warp) {
       RUN(.dtype = dts[d], .batch = COUNT(off) - 1, .n = 512, .k = 64, .flags = TOPK_SORTED,
           .gen = {.dist = GEN_NORMAL}, .offsets = off, .env = {{"TOPK_RTOPK_LANES", lanes[l]}});
     }
-  /* the default rule's two rows a warp: many rows (an odd count) of <= 256 */
-  RUN(.dtype = TOPK_F32, .batch = 9001, .n = 256, .k = 16, .gen = {.dist = GEN_NORMAL});
-  RUN(.dtype = TOPK_BF16, .batch = 9001, .n = 200, .k = 40, .flags = TOPK_SORTED | TOPK_SMALLEST,
+  /* the default rule's two rows a warp: many rows (an odd count) of <= 256 and of <= 128 */
+  RUN(.dtype = TOPK_F32, .batch = 20001, .n = 256, .k = 16, .gen = {.dist = GEN_NORMAL});
+  RUN(.dtype = TOPK_BF16, .batch = 20001, .n = 200, .k = 40, .flags = TOPK_SORTED | TOPK_SMALLEST,
       .gen = {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 8});
+  RUN(.dtype = TOPK_I32, .batch = 5001, .n = 120, .k = 30, .gen = {.dist = GEN_ZIPF});
   return TEST_OK;
 }
 

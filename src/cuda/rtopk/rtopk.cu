@@ -74,16 +74,19 @@ static size_t align16(size_t x) { return (x + 15) & ~(size_t)15; }
  * with keys of <= 32 bits (TOPK_SORTED only for k <= RTOPK_SORT_RANK_MAX, which a half ranks):
  * what a row costs whatever its length (the threshold guesses of every step, the reductions
  * and scans, the finish's network, the output loop) is then paid once for two rows (ncu on
- * 2^18 x 256, k = 16, a warp a row: bench/results/md/h100_ncu_rtopk_s15.md; 16 lanes: 669
- * warp instructions a row against 767). Only with enough rows to fill the SMs several times (RTOPK_HALF_ROWS_PER_SM): a half
- * holds twice the keys a lane, so a row takes longer from load to store, which fewer rows
- * than the SMs hold at once do not hide (H100, f32, 1024 x 256, k = 16: 7.9 against 7.1 us;
- * 65536 x 256: 62 against 66 us; 2^18 x 512: 0.95-0.99x at every k, so 512 keeps 32 lanes).
+ * 2^18 x 256, k = 16: bench/results/md/h100_ncu_rtopk_s15.md; 16 lanes: 669 warp instructions
+ * a row against 767). Only with enough rows to fill the SMs several times: a half holds twice
+ * the keys a lane, so a row takes longer from load to store, which too few rows do not hide.
+ * Fitted on the H100 (f32, normal, k = 16 and 64, both forced; bench/results/
+ * h100_rtopk_lanes_rows_*_s15.csv and h100_rtopk_lanes_ab_*_s15.csv): the 128 bucket gains from
+ * 4096 rows (1.05x; 2048: 0.91x), the 256 bucket from 16384 (1.01x; 8192: 0.96x; 32768: 1.05x;
+ * 65536: 1.07x), and 2^18 x 512 loses at every k (0.95-0.99x), so 512 keeps 32 lanes.
  * TOPK_RTOPK_LANES=16|32 forces either where both can run (for measurement). */
 enum {
-  RTOPK_HALF_MAX = 256,         /* the largest bucket that takes two rows a warp */
-  RTOPK_HALF_BUILT = 512,       /* the largest bucket instantiated with L = 16 (for TOPK_RTOPK_LANES) */
-  RTOPK_HALF_ROWS_PER_SM = 64   /* fewer rows per SM than this: a warp a row */
+  RTOPK_HALF_MAX = 256,            /* the largest bucket that takes two rows a warp */
+  RTOPK_HALF_BUILT = 512,          /* the largest bucket instantiated with L = 16 (for TOPK_RTOPK_LANES) */
+  RTOPK_HALF_ROWS_PER_SM_128 = 32, /* fewer rows per SM than this: a warp a row (128 bucket) */
+  RTOPK_HALF_ROWS_PER_SM = 128     /* the same, 256 bucket */
 };
 static int row_lanes(const topk_problem* p, int es, int cap, int sm_count) {
   if (es > 4 || cap > RTOPK_HALF_BUILT || ((p->flags & TOPK_SORTED) && p->k > RTOPK_SORT_RANK_MAX)) return 32;
@@ -91,7 +94,8 @@ static int row_lanes(const topk_problem* p, int es, int cap, int sm_count) {
   if (e && strcmp(e, "32") == 0) return 32;
   if (e && strcmp(e, "16") == 0) return 16;
   const int64_t sms = sm_count > 0 ? sm_count : 132;
-  return cap <= RTOPK_HALF_MAX && p->batch >= RTOPK_HALF_ROWS_PER_SM * sms ? 16 : 32;
+  const int64_t rows_per_sm = cap <= 128 ? RTOPK_HALF_ROWS_PER_SM_128 : RTOPK_HALF_ROWS_PER_SM;
+  return cap <= RTOPK_HALF_MAX && p->batch >= rows_per_sm * sms ? 16 : 32;
 }
 
 /* Shape only, so supports() and run() agree. @return 0 if no bucket holds the rows. */

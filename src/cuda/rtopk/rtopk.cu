@@ -61,7 +61,8 @@ typedef struct rtopk_plan {
   int      es;         /* element (= key) bytes */
   int      cap;        /* R: row capacity of the bucket */
   int      lanes;      /* lanes per row: 32, or 16 (two rows a warp; row_lanes) */
-  int      warps;      /* warps per block (32 / lanes rows each) */
+  int      warps;      /* warps per block */
+  int      rows_per_warp; /* 32 / lanes */
   unsigned row_smem;   /* per row slot */
   unsigned warp_smem;  /* per row slot, row + sort slices */
   int      sort_cap;
@@ -113,6 +114,7 @@ static int make_plan(const topk_problem* p, int sm_count, rtopk_plan* L) {
   const int smem_row = L->cap > RTOPK_REG_MAX;
   L->row_smem = smem_row ? (unsigned)(L->cap * L->es) : 0u;
   L->lanes = row_lanes(p, L->es, L->cap, sm_count);
+  L->rows_per_warp = 32 / L->lanes;
   L->warps = RTOPK_REG_WARPS;
   if (smem_row) {
     L->warps = RTOPK_SMEM_ROW_BUDGET / (L->cap * L->es);
@@ -131,11 +133,11 @@ static int make_plan(const topk_problem* p, int sm_count, rtopk_plan* L) {
     const size_t sort_bytes = align16(entries * entry);
     L->warp_smem = (unsigned)(L->row_smem + sort_bytes);
     /* fewer rows per block rather than the opt-in, while a block still has one row */
-    while (L->warps > 1 && (size_t)L->warps * (32 / L->lanes) * L->warp_smem > RTOPK_SMEM_DEFAULT) --L->warps;
+    while (L->warps > 1 && (size_t)L->warps * L->rows_per_warp * L->warp_smem > RTOPK_SMEM_DEFAULT) --L->warps;
   } else {
     L->warp_smem = L->row_smem;
   }
-  L->block_smem = (size_t)L->warps * (32 / L->lanes) * L->warp_smem;
+  L->block_smem = (size_t)L->warps * L->rows_per_warp * L->warp_smem;
   return 1;
 }
 
@@ -149,7 +151,7 @@ static topk_status launch_bucket(const rtopk_plan* L, const rtopk_params& P, cud
   }
   if (L->block_smem > RTOPK_SMEM_DEFAULT)
     TOPK_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L->block_smem));
-  const int64_t rows_per_block = (int64_t)L->warps * (32 / L->lanes);
+  const int64_t rows_per_block = (int64_t)L->warps * L->rows_per_warp;
   int64_t blocks = (P.batch + rows_per_block - 1) / rows_per_block;
   if (blocks > INT_MAX) blocks = INT_MAX; /* the kernel strides over the rest */
   kernel<<<(unsigned)blocks, (unsigned)(32 * L->warps), L->block_smem, stream>>>(P);

@@ -713,15 +713,18 @@ __device__ __forceinline__ void rtopk_cx_stage(rtopk_entry<KeyT>* s, unsigned i,
   }
 }
 
-/* An entry from lane ^ m (its fields as 32-bit words). */
-template <typename KeyT>
-__device__ __forceinline__ rtopk_entry<KeyT> rtopk_shfl_xor(const rtopk_entry<KeyT>& e, int m) {
+/* An entry from another lane, its fields as 32-bit words: lane ^ m (XOR), or lane m of the
+ * caller's width-lane segment; mask: the lanes taking part. */
+template <typename KeyT, bool XOR = true>
+__device__ __forceinline__ rtopk_entry<KeyT> rtopk_shfl_entry(const rtopk_entry<KeyT>& e, int m,
+                                                              unsigned mask = 0xffffffffu, int width = 32) {
   static_assert(sizeof(rtopk_entry<KeyT>) % 4 == 0, "entries are whole words");
   constexpr int W = (int)sizeof(rtopk_entry<KeyT>) / 4;
   unsigned w[W];
   memcpy(w, &e, sizeof e);
 #pragma unroll
-  for (int i = 0; i < W; ++i) w[i] = __shfl_xor_sync(0xffffffffu, w[i], m);
+  for (int i = 0; i < W; ++i)
+    w[i] = XOR ? __shfl_xor_sync(mask, w[i], m, width) : __shfl_sync(mask, w[i], m, width);
   rtopk_entry<KeyT> o;
   memcpy(&o, w, sizeof o);
   return o;
@@ -746,12 +749,12 @@ __device__ __forceinline__ void rtopk_sort_regs(rtopk_entry<KeyT> (&v)[E], int l
     if (size <= 32) { /* flip within the lanes: partner lane ^ (size - 1), same e */
       const bool low = (lane & (size >> 1)) == 0;
 #pragma unroll
-      for (int e = 0; e < E; ++e) rtopk_keep<KeyT>(v[e], rtopk_shfl_xor<KeyT>(v[e], size - 1), low);
+      for (int e = 0; e < E; ++e) rtopk_keep<KeyT>(v[e], rtopk_shfl_entry<KeyT>(v[e], size - 1), low);
     } else { /* flip across: partner lane ^ 31, element e ^ em */
       const int em = (size - 1) >> 5;
       rtopk_entry<KeyT> o[E];
 #pragma unroll
-      for (int e = 0; e < E; ++e) o[e] = rtopk_shfl_xor<KeyT>(v[e ^ em], 31);
+      for (int e = 0; e < E; ++e) o[e] = rtopk_shfl_entry<KeyT>(v[e ^ em], 31);
 #pragma unroll
       for (int e = 0; e < E; ++e) rtopk_keep<KeyT>(v[e], o[e], (e & (size >> 6)) == 0);
     }
@@ -769,7 +772,7 @@ __device__ __forceinline__ void rtopk_sort_regs(rtopk_entry<KeyT> (&v)[E], int l
       } else {
         const bool low = (lane & st) == 0;
 #pragma unroll
-        for (int e = 0; e < E; ++e) rtopk_keep<KeyT>(v[e], rtopk_shfl_xor<KeyT>(v[e], st), low);
+        for (int e = 0; e < E; ++e) rtopk_keep<KeyT>(v[e], rtopk_shfl_entry<KeyT>(v[e], st), low);
       }
     }
   }
@@ -941,16 +944,8 @@ __device__ __forceinline__ void rtopk_finish(const rtopk_row<KeyT, R, SMEM>& row
     if (have) e = stage[sl];
     unsigned rank = 0;
 #pragma unroll
-    for (int m = 0; m < L; ++m) {
-      rtopk_entry<KeyT> o;
-      static_assert(sizeof o % 4 == 0, "entries are whole words");
-      unsigned w[sizeof o / 4];
-      memcpy(w, &e, sizeof e);
-#pragma unroll
-      for (int i = 0; i < (int)(sizeof o / 4); ++i) w[i] = __shfl_sync(mask, w[i], m, L);
-      memcpy(&o, w, sizeof o);
-      rank += (unsigned)m < ncand && o.before(e) ? 1u : 0u;
-    }
+    for (int m = 0; m < L; ++m)
+      rank += (unsigned)m < ncand && rtopk_shfl_entry<KeyT, false>(e, m, mask, L).before(e) ? 1u : 0u;
     __syncwarp(mask);
     const unsigned ws = gt + rank;
     rtopk_stage_put(st0 + ws * (unsigned)sizeof(rtopk_entry<KeyT>), e, have && rank < need && ws < kcap ? 1u : 0u);

@@ -8,7 +8,7 @@
  * multiset, the reference's index set unless TOPK_NONDETERMINISTIC, order when
  * TOPK_SORTED, padding for rows shorter than k.
  *
- * Every path of the implementation is covered: TOPK_AIR_PATH=one|multi|fused|cluster|adaptive|rows
+ * Every path of the implementation is covered: TOPK_AIR_PATH=one|multi|fused|cluster|adaptive|rows|resident
  * forces one (air_radix.cu); without it the shape decides. TOPK_AIR_ALPHA changes the
  * buffering threshold, to reach both "always buffer" and "never buffer".
  *
@@ -39,6 +39,7 @@ typedef struct air_case {
   const char*    rows_cap;      /* TOPK_AIR_ROWS_CAP (ROWS candidate buffer), or NULL for the default */
   const char*    rows_bits;     /* TOPK_AIR_ROWS_FIRST_BITS, or NULL for the default */
   const char*    rows_stream;   /* TOPK_AIR_ROWS_STREAM ("0": no one-read start), or NULL for the default */
+  const char*    res_vecs;      /* TOPK_AIR_RES_VECS (RESIDENT vectors per thread aimed at), or NULL */
   int            lib_workspace; /* pass no workspace: the library allocates it */
 } air_case;
 
@@ -59,7 +60,8 @@ static int run_case(const air_case* a) {
                               {"TOPK_AIR_CLUSTER_CS", a->cluster_cs},
                               {"TOPK_AIR_ROWS_CAP", a->rows_cap},
                               {"TOPK_AIR_ROWS_FIRST_BITS", a->rows_bits},
-                              {"TOPK_AIR_ROWS_STREAM", a->rows_stream}},
+                              {"TOPK_AIR_ROWS_STREAM", a->rows_stream},
+                              {"TOPK_AIR_RES_VECS", a->res_vecs}},
                       .lib_workspace = a->lib_workspace};
   return gpu_case_run(&c, test_seed());
 }
@@ -73,7 +75,7 @@ static int run_case(const air_case* a) {
   } while (0)
 
 /* The paths; "one" serves short rows (the tests give it short rows). */
-static const char* const paths[] = {"multi", "one", "fused", "cluster", "rows"};
+static const char* const paths[] = {"multi", "one", "fused", "cluster", "rows", "resident"};
 #define NPATHS COUNT(paths)
 
 /* ------------------------------------------------------------------ tests */
@@ -129,6 +131,13 @@ TEST(sanitizer_small) {
       .rows_stream = "0");
   RUN(.dtype = TOPK_BF16, .batch = 3, .n = 9001, .k = 300, .ld = 9003, .flags = TOPK_SORTED,
       .gen = {.dist = GEN_ZIPF}, .path = "rows", .rows_cap = "64");
+  /* the resident path: one pass and the finish (normal); the tie path over blocks (all equal,
+   * a misaligned stride: heads and tails); one block with a head and a tail; sorted */
+  RUN(.dtype = TOPK_F32, .batch = 2, .n = 40000, .k = 100, .gen = {.dist = GEN_NORMAL}, .path = "resident");
+  RUN(.dtype = TOPK_BF16, .batch = 2, .n = 30001, .k = 500, .ld = 30003, .gen = {.dist = GEN_ALL_EQUAL},
+      .path = "resident");
+  RUN(.dtype = TOPK_F16, .batch = 2, .n = 5001, .k = 70, .ld = 5003, .flags = TOPK_SORTED,
+      .gen = {.dist = GEN_ZIPF}, .path = "resident", .res_vecs = "8");
   /* the copy path (k = n, unsorted, no path forced): a row stride, NaN and inf */
   RUN(.dtype = TOPK_F32, .batch = 3, .n = 777, .k = 777, .ld = 780,
       .gen = {.dist = GEN_NORMAL, .nan_fraction = 0.1, .inf_fraction = 0.1});
@@ -204,6 +213,54 @@ TEST(k_extremes) {
     RUN(.dtype = TOPK_I64, .batch = 3, .n = 5, .k = 3, .flags = TOPK_SORTED, .gen = {.dist = GEN_ZIPF},
         .path = paths[pa]);
   }
+  return TEST_OK;
+}
+
+/*
+ * The RESIDENT path (one cooperative launch, rows in registers; forced here, the default only
+ * for 1-2 rows of 100000..2^19 4-byte keys): every <= 4-byte dtype and direction, every distribution (each way out of the
+ * passes: early stop, the finish with its index digits, more passes, the tie path), k from 1
+ * to beyond the finish's capacity, misaligned strides (head and tail elements), one block per
+ * row and the most a row can hold, index types, sorted.
+ */
+TEST(resident_path) {
+  static const topk_dtype dts[] = {TOPK_F32, TOPK_F16, TOPK_BF16, TOPK_I32, TOPK_U32};
+  SKIP_WITHOUT_GPU();
+  for (int d = 0; d < COUNT(dts); ++d)
+    for (int g = 0; g < gpu_case_dist_count; ++g)
+      for (int f = 0; f < 2; ++f) {
+        const unsigned flags = f ? TOPK_SMALLEST | TOPK_SORTED : 0u;
+        RUN(.dtype = dts[d], .batch = 3, .n = 32000, .k = 50, .flags = flags, .gen = gpu_case_dists[g],
+            .path = "resident");
+        RUN(.dtype = dts[d], .batch = 1, .n = 151936, .k = 1024, .ld = 151939, .flags = flags,
+            .gen = gpu_case_dists[g], .path = "resident");
+      }
+  static const gen_dist gd[] = {GEN_NORMAL, GEN_UNIFORM, GEN_ALL_EQUAL, GEN_ZIPF, GEN_SORTED_ASC};
+  for (int g = 0; g < COUNT(gd); ++g) {
+    /* k around the finish's capacity (4096) and far beyond it; k = n - 1 */
+    static const int64_t ks[] = {1, 2, 4095, 4096, 4097, 30000, 99999};
+    for (int ki = 0; ki < COUNT(ks); ++ki) {
+      RUN(.dtype = TOPK_F32, .batch = 2, .n = 100000, .k = ks[ki], .gen = {.dist = gd[g]}, .path = "resident");
+      RUN(.dtype = TOPK_BF16, .batch = 1, .n = 100000, .k = ks[ki], .flags = TOPK_SORTED, .gen = {.dist = gd[g]},
+          .path = "resident");
+    }
+    /* the largest LLM shape (the most blocks a row can hold), and one row of 2^20 + 3 */
+    RUN(.dtype = TOPK_F32, .batch = 8, .n = 262144, .k = 1024, .gen = {.dist = gd[g]}, .path = "resident");
+    RUN(.dtype = TOPK_F32, .batch = 1, .n = ((int64_t)1 << 20) + 3, .k = 2048, .gen = {.dist = gd[g]},
+        .path = "resident");
+    /* one block per row (8 vectors a thread), with a head and a tail; and one vector a thread */
+    RUN(.dtype = TOPK_F32, .batch = 3, .n = 5001, .k = 33, .ld = 5003, .gen = {.dist = gd[g]}, .path = "resident",
+        .res_vecs = "8");
+    RUN(.dtype = TOPK_BF16, .batch = 5, .n = 70001, .k = 300, .ld = 70005, .flags = TOPK_SMALLEST,
+        .gen = {.dist = gd[g]}, .path = "resident", .res_vecs = "1");
+  }
+  /* index types; k = n, which the path leaves to the copy (forced, it falls back) */
+  RUN(.dtype = TOPK_F32, .batch = 2, .n = 50000, .k = 64, .index_type = TOPK_INDEX_I64,
+      .gen = {.dist = GEN_NORMAL}, .path = "resident");
+  RUN(.dtype = TOPK_F16, .batch = 2, .n = 50000, .k = 64, .index_type = TOPK_INDEX_NONE,
+      .gen = {.dist = GEN_UNIFORM}, .path = "resident");
+  RUN(.dtype = TOPK_F32, .batch = 2, .n = 50000, .k = 50000, .flags = TOPK_SORTED, .gen = {.dist = GEN_NORMAL},
+      .path = "resident");
   return TEST_OK;
 }
 
@@ -662,5 +719,6 @@ TEST(large_n) {
   X(common_prefix)        \
   X(rows_path)            \
   X(rows_stream)          \
+  X(resident_path)        \
   X(large_n)
 TEST_MAIN(LIST)

@@ -3,7 +3,7 @@
  * workspace layout and the launch sequence. The kernels and their invariants are
  * in air_radix_kernels.cuh.
  *
- * Seven paths, chosen from the problem's shape alone (identically in workspace_size
+ * Eight paths, chosen from the problem's shape alone (identically in workspace_size
  * and run):
  *   COPY       k >= n, unsorted, uniform rows, no path forced: every element is a result;
  *              air_copy_kernel writes the rows and their indices in one launch, no
@@ -15,6 +15,14 @@
  *              rows pay per bin).
  *              One launch in all; TOPK_SORTED adds nothing when k fits the in-kernel
  *              sort (AIR_OUT_BLOCK, below), else the CUB sort and decode launches.
+ *   RESIDENT   (after ONE-BLOCK) uniform rows of 2- or 4-byte keys, k < n < 2^31, whose
+ *              blocks of 256 threads x 8 vectors fit the GPU at one block per SM; taken
+ *              by default only where measured faster (4-byte keys, <= AIR_RES_MAX_ROWS rows,
+ *              AIR_RES_MIN_N <= n, batch x n <= AIR_RES_MAX_ELEMS), forced with
+ *              TOPK_AIR_PATH=resident: one cooperative launch, each row spread over many
+ *              blocks that hold it in registers (air_resident_kernels.cuh); cross-block
+ *              passes until the chosen bin holds <= AIR_RES_CAP candidates, then the last
+ *              block of the row finishes in shared memory.
  *   FUSED      (when CLUSTER does not apply) batch <= SM count and batch x row
  *              length <= AIR_FUSED_MAX_ELEMS: every
  *              pass of MULTI in one cooperative launch (air_fused_kernel), passes
@@ -70,6 +78,8 @@
  *            T = R x n (uniform rows; reused by every chunk) or n (variable rows:
  *            row r's share starts at offsets[r] / alpha)
  *   ADAPTIVE: as FUSED, plus batch x 4 bytes of row flags (the one-block kernel sets them)
+ *   RESIDENT: batch x (3 x 2048 x 4 histogram bytes + 16 counter bytes + AIR_RES_CAP x (E + 4)
+ *            candidate bytes + AIR_RES_MAX_BLOCKS x 4 count bytes): ~61 KB a 4-byte row
  *   sorted:  2 x batch x k x 8 bytes of sort keys (+ the same again for indices when
  *            the key is 64-bit or n >= 2^31), batch + 1 segment offsets (8 bytes,
  *            batch > 1) and CUB's temporary storage.
@@ -99,11 +109,13 @@
  * passes start at the top bit instead of below the bits every key of the row shares),
  * TOPK_AIR_CLUSTER_CS=1|2|4|8|16 (the CLUSTER path's blocks per row, where at least the
  * plan's), TOPK_AIR_MIN_TILES (MULTI / FUSED tiles per block at least, default 4 / 1)
+ * TOPK_AIR_RES_VECS (RESIDENT 16-byte vectors a thread aims for, 1..8, default 2),
+ * TOPK_AIR_RES_STAMPS=1 (RESIDENT: the finishing block printf's its phase times),
  * TOPK_AIR_ROWS_CAP (ROWS candidate buffer entries, 1..16384; default 4096, 2048 for
  * 64-bit keys, or what the one-read start needs), TOPK_AIR_ROWS_FIRST_BITS (ROWS first
  * digit, 8..13, default 11), TOPK_AIR_ROWS_STREAM=0 (ROWS without its one-read start; the
  * path choice is unchanged)
- * and TOPK_AIR_PATH=one|multi|fused|cluster|adaptive|rows (force a path; tests use it).
+ * and TOPK_AIR_PATH=one|multi|fused|cluster|adaptive|rows|resident (force a path; tests use it).
  *
  * run() never allocates, synchronises or copies to the host; every launch is
  * checked with cudaGetLastError (TOPK_CUDA_TRY_LAUNCH).
@@ -123,6 +135,7 @@
 #include "../common/keys.cuh"
 #include "air_radix_kernels.cuh"
 #include "air_rows_kernels.cuh"
+#include "air_resident_kernels.cuh"
 
 /* ------------------------------------------------------------------ tuning */
 
@@ -181,6 +194,15 @@ static const int64_t AIR_ROWS_HALF_MIN_N = (int64_t)1 << 16;
  * 0.199 ms; but 4096 x 32768, k = 2048: 0.80 against 0.62 ms, 256 x 32000: 0.053 against 0.045. */
 static const int64_t AIR_ROWS_16_MIN_N = (int64_t)1 << 17;
 static const int64_t AIR_ONE_SMEM_BUDGET = 45056;
+/* RESIDENT by default (where it fits): 4-byte keys, at most 2 rows, rows of >= 100000 and
+ * batch x n <= 2^19 elements: where it measured faster than CLUSTER (1-3.7 us of 14-19 at
+ * 1..2 x 128256..262144 f32, graph replay; slower at 32000, for bf16 and from 4 rows on:
+ * docs/perf-notes.md v0.16). The 16-byte vectors per thread it aims for (it holds up to
+ * AIR_RES_VECS). */
+static const int64_t AIR_RES_MAX_ROWS = 2;
+static const int64_t AIR_RES_MIN_N = 100000;
+static const int64_t AIR_RES_MAX_ELEMS = (int64_t)1 << 19;
+static const int AIR_RES_TARGET_VECS = 2;
 enum { MAX_PASSES = AIR_MAX_PASSES };
 
 /* ------------------------------------------------------------------ the plan */
@@ -194,6 +216,7 @@ typedef struct air_layout {
   size_t cluster_smem;
   int fused;            /* MULTI passes in one cooperative launch (air_fused_kernel) */
   int adaptive;         /* ADAPTIVE: the one-block kernel (stage_cap), then FUSED on the rows it left */
+  int resident;         /* RESIDENT: air_resident_kernel, the rows in registers of co-resident blocks */
   int rows;             /* ROWS: air_rows_kernel, a block per row streaming it (rows_first_bits, rows_cap) */
   int rows_first_bits;
   int64_t rows_cap;
@@ -221,6 +244,7 @@ typedef struct air_layout {
   size_t cub_bytes;
   /* offsets from the aligned base */
   size_t hist, state, buf_raw[2], buf_idx[2], sk[2], si[2], seg, cub, ovf;
+  size_t res_hist, res_ctrl, res_cand_raw, res_cand_idx, res_blk; /* RESIDENT */
   size_t zero_bytes;    /* MULTI: histograms + states, zeroed per chunk */
   size_t total;
 } air_layout;
@@ -292,7 +316,7 @@ static int env_rows_first_bits(void) {
 }
 
 enum { PATH_CHOOSE = -1, PATH_MULTI = 0, PATH_ONE = 1, PATH_FUSED = 2, PATH_CLUSTER = 3, PATH_ADAPTIVE = 4,
-       PATH_ROWS = 5, PATH_COPY = 6 };
+       PATH_ROWS = 5, PATH_COPY = 6, PATH_RESIDENT = 7 };
 static int env_path(void) {
   const char* s = getenv("TOPK_AIR_PATH");
   if (!s) return PATH_CHOOSE;
@@ -302,7 +326,32 @@ static int env_path(void) {
   if (strcmp(s, "cluster") == 0) return PATH_CLUSTER;
   if (strcmp(s, "adaptive") == 0) return PATH_ADAPTIVE;
   if (strcmp(s, "rows") == 0) return PATH_ROWS;
+  if (strcmp(s, "resident") == 0) return PATH_RESIDENT;
   return PATH_CHOOSE;
+}
+
+/* TOPK_AIR_RES_VECS=1..8: the 16-byte vectors per thread RESIDENT aims for (measurement) */
+static int env_res_vecs(void) {
+  const char* s = getenv("TOPK_AIR_RES_VECS");
+  const int v = s && *s ? atoi(s) : 0;
+  return v >= 1 && v <= AIR_RES_VECS ? v : AIR_RES_TARGET_VECS;
+}
+
+/* RESIDENT: the fewest blocks a row of n elements of es bytes needs (each holds AIR_RES_VECS
+ * 16-byte vectors a thread, the unaligned head and tail aside) */
+static int64_t res_min_blocks(int64_t n, int es) {
+  const int64_t per_block = (int64_t)AIR_RES_VECS * AIR_RES_THREADS * (16 / es);
+  const int64_t g = (n + per_block - 1) / per_block;
+  return g < 1 ? 1 : g;
+}
+
+/* RESIDENT fits: uniform rows of 2- or 4-byte keys with 32-bit indices, every row's fewest
+ * blocks resident at once at one block per SM (more fit at launch: launch_resident asks
+ * the occupancy), and k < n (k >= n is the copy). */
+static int res_fits(const topk_problem* p, const topk_device_info* dev, int es) {
+  const int sms = dev && dev->sm_count > 0 ? dev->sm_count : 0;
+  return sms > 0 && !p->row_offsets && es <= 4 && p->n <= INT32_MAX && p->k < p->n && p->batch <= 65535 &&
+         p->batch * res_min_blocks(p->n, es) <= sms && res_min_blocks(p->n, es) <= AIR_RES_MAX_BLOCKS;
 }
 
 /* ---- CUB calls: one definition for the size query (temp == NULL) and the run */
@@ -379,6 +428,7 @@ static int choose_path(const topk_problem* p, const topk_device_info* dev, int e
                            cluster_shape(p->n, es, &cs, &slice);
   const int fits_adaptive = dev && dev->cc_major >= 9 && p->row_offsets && fits_fused;
   const int fits_rows = p->n <= (int64_t)UINT32_MAX; /* 32-bit counts and indices in the kernel */
+  const int fits_resident = res_fits(p, dev, es);
   /* k >= n, unsorted, uniform rows: every element is a result, in any order (one copy launch;
    * a forced path still runs, so that the tests reach every path's own k >= n handling) */
   if (forced == PATH_CHOOSE && topk_rows_are_the_result(p)) return PATH_COPY;
@@ -387,8 +437,12 @@ static int choose_path(const topk_problem* p, const topk_device_info* dev, int e
   if (forced == PATH_FUSED) return fits_fused ? PATH_FUSED : PATH_MULTI;
   if (forced == PATH_CLUSTER && fits_cluster) return PATH_CLUSTER;
   if (forced == PATH_ADAPTIVE && fits_adaptive) return PATH_ADAPTIVE;
+  if (forced == PATH_RESIDENT && fits_resident) return PATH_RESIDENT;
   const int64_t avg = p->row_offsets ? (p->batch > 0 ? p->n / p->batch : p->n) : p->n;
   if (avg <= AIR_STAGE_BYTES / es) return PATH_ONE;
+  if (fits_resident && es == 4 && p->batch <= AIR_RES_MAX_ROWS && p->n >= AIR_RES_MIN_N &&
+      p->batch * p->n <= AIR_RES_MAX_ELEMS)
+    return PATH_RESIDENT;
   /* 16-bit keys: ROWS only beyond CLUSTER, or read once from AIR_ROWS_16_MIN_N */
   const int streams = rows_stream_fits(p, es, env_rows_first_bits());
   const int rows_ok =
@@ -431,6 +485,7 @@ static topk_status plan_layout(const topk_problem* p, const topk_device_info* de
   }
   L->fused = path == PATH_FUSED || L->adaptive;
   L->rows = path == PATH_ROWS;
+  L->resident = path == PATH_RESIDENT;
   if (L->rows) {
     L->rows_first_bits = env_rows_first_bits();
     const int64_t dflt = L->es == 8 ? AIR_ROWS_CAP_64 : AIR_ROWS_CAP, forced_cap = env_rows_cap();
@@ -454,7 +509,15 @@ static topk_status plan_layout(const topk_problem* p, const topk_device_info* de
   size_t total = 0;
   int ok = 1;
 
-  if (L->cluster || L->rows) {
+  if (L->resident) {
+    /* histograms and counters (zeroed by the kernel), candidates, per-block tie counts */
+    const uint64_t rows = (uint64_t)p->batch;
+    ok = ok && topk_ws_add_part(&total, &L->res_hist, rows * AIR_RES_MAX_PASSES * AIR_RES_BINS, 4);
+    ok = ok && topk_ws_add_part(&total, &L->res_ctrl, rows, sizeof(air_res_row));
+    ok = ok && topk_ws_add_part(&total, &L->res_cand_raw, rows * AIR_RES_CAP, (size_t)L->es);
+    ok = ok && topk_ws_add_part(&total, &L->res_cand_idx, rows * AIR_RES_CAP, 4);
+    ok = ok && topk_ws_add_part(&total, &L->res_blk, rows * AIR_RES_MAX_BLOCKS, 4);
+  } else if (L->cluster || L->rows) {
     /* nothing: the row lives in the cluster's shared memory, or ROWS keeps its state in the
      * block's (sorted output: the sort part below) */
   } else if (!L->one_block) {
@@ -720,6 +783,47 @@ static topk_status launch_rows(const air_layout* L, air_params P, int64_t batch,
   return TOPK_SUCCESS;
 }
 
+/*
+ * RESIDENT: one cooperative launch, G blocks per row: as many as give each thread about
+ * TOPK_AIR_RES_VECS vectors, at most the resident blocks shared by the rows, at least
+ * what holds the row (the plan checked that those fit at one block per SM).
+ */
+template <topk_dtype DT>
+static topk_status launch_resident(const air_layout* L, air_params P, int64_t batch, char* base,
+                                   const topk_device_info* dev, cudaStream_t stream) {
+  static int occ_known[64]; /* per device ordinal: resident blocks per SM + 1; 0: not asked */
+  const int ord = dev ? dev->ordinal : -1;
+  int occ = ord >= 0 && ord < 64 ? occ_known[ord] - 1 : -1;
+  if (occ < 0) {
+    TOPK_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, air_resident_kernel<DT>, AIR_RES_THREADS, 0));
+    if (ord >= 0 && ord < 64) occ_known[ord] = occ + 1;
+  }
+  if (occ < 1) occ = 1;
+  const int sms = dev && dev->sm_count > 0 ? dev->sm_count : 1;
+  const int64_t v = 16 / L->es, nv = P.n / v;
+  const int64_t per = (int64_t)env_res_vecs() * AIR_RES_THREADS;
+  int64_t g = (nv + per - 1) / per;
+  if (g > (int64_t)sms * occ / batch) g = (int64_t)sms * occ / batch;
+  if (g > AIR_RES_MAX_BLOCKS) g = AIR_RES_MAX_BLOCKS;
+  const int64_t gmin = res_min_blocks(P.n, L->es);
+  if (g < gmin) g = gmin;
+  air_res_desc D;
+  D.hist = (unsigned*)(base + L->res_hist);
+  D.ctrl = (air_res_row*)(base + L->res_ctrl);
+  D.cand_raw = base + L->res_cand_raw;
+  D.cand_idx = (unsigned*)(base + L->res_cand_idx);
+  D.blk_cnt = (unsigned*)(base + L->res_blk);
+  {
+    const char* st = getenv("TOPK_AIR_RES_STAMPS");
+    D.stamps = st && strcmp(st, "1") == 0;
+  }
+  P.row0 = 0;
+  void* args[] = {(void*)&P, (void*)&D};
+  TOPK_CUDA_TRY(cudaLaunchCooperativeKernel((const void*)air_resident_kernel<DT>, dim3((unsigned)g, (unsigned)batch, 1),
+                                            dim3(AIR_RES_THREADS, 1, 1), args, 0, stream));
+  return TOPK_SUCCESS;
+}
+
 template <topk_dtype DT, typename IdxT>
 static topk_status launch_select(const air_layout* L, const air_params& P, int64_t batch, char* base,
                                  const topk_device_info* dev, cudaStream_t stream) {
@@ -734,6 +838,9 @@ static topk_status launch_select(const air_layout* L, const air_params& P, int64
     return TOPK_SUCCESS;
   }
   if (L->cluster) return launch_cluster<DT>(L, P, batch, dev, stream);
+  if constexpr (sizeof(typename topk_dtype_traits<DT>::raw_t) <= 4) {
+    if (L->resident) return launch_resident<DT>(L, P, batch, base, dev, stream);
+  }
   if (L->rows) return launch_rows<DT>(L, P, batch, stream);
   if (L->adaptive) {
     TOPK_FORWARD_IF_ERROR((launch_one_block<DT, IdxT>(L, P, batch, stream)));
@@ -862,7 +969,7 @@ static topk_status air_run(const topk_args* a, void* workspace, size_t workspace
   P.indices = a->p.index_type == TOPK_INDEX_NONE ? NULL : a->indices;
   P.sort_key = sorted ? (u64*)(base + L.sk[0]) : NULL;
   P.sort_idx = L.out_mode == AIR_OUT_PAIRS ? (u64*)(base + L.si[0]) : NULL;
-  if (!L.copy && !L.one_block && !L.cluster && !L.rows) {
+  if (!L.copy && !L.one_block && !L.cluster && !L.rows && !L.resident) {
     P.state = base + L.state;
     P.hist = base + L.hist;
     P.hist_bins = 1 << L.hist_bits;

@@ -1,0 +1,485 @@
+/*
+ * air_resident_kernels.cuh: AIR Top-K's RESIDENT path, a whole selection of a few
+ * rows in one cooperative launch with every element read once into registers
+ * (issue: LLM-sampling latency, 1..16 rows of 32000..262144 and more).
+ *
+ * Why another one-launch path: the FUSED kernel re-reads its tiles every pass and
+ * merges a 2048-bin histogram per pass through global memory (a chain of round trips
+ * per pass, docs/perf-notes.md v0.2/v0.7); the CLUSTER kernel reads a row with at most
+ * 8 SMs and pays ~2.5 us of block barriers per pass. Here a row gets as many blocks as
+ * make its slices small (up to the GPU's resident blocks), keeps its slice in
+ * registers, and runs only as many cross-block passes as it takes to leave at most
+ * AIR_RES_CAP candidates (usually one: paper 003 sec. 2.3's first 11-bit digit);
+ * those go to one buffer, and the last block of the row to finish resolves them in
+ * shared memory (the remaining key bits, then index bits for ties).
+ *
+ * Grid: x = G blocks of a row, y = rows; all blocks resident (cooperative launch).
+ *   0. Every block loads its slice (16-byte vectors; the row's unaligned head goes to
+ *      block 0, its tail to block G-1), and the grid zeroes the rows' histograms and
+ *      counters; one grid-wide sync (the only one: the workspace holds anything).
+ *   1. Pass q (digits of 11 bits from the top; 32-bit keys 11+11+10, 16-bit 11+5):
+ *      shared histogram of the digit of every element still matching the prefix,
+ *      merged into the row's histogram q with atomics; a per-row barrier; every block
+ *      reads the row histogram and makes the same choice (air_choose). Elements whose
+ *      digit beats the chosen one are results, written at once (warp-aggregated slots).
+ *   2. Then, by the chosen bin's count c and the results still needed r:
+ *      c == r   every element of the bin is a result (early stop, sec. 3.3): written;
+ *      c <= CAP the bin's elements go to the row's candidate buffer; the last block
+ *               of the row (arrival counter) takes them into shared memory and ends
+ *               the selection there (air_res_finish);
+ *      else     the next pass, or, once every key bit is known (c elements share the
+ *               k-th key), the lowest-indexed r of them by one per-row barrier and a
+ *               prefix of the blocks' counts (blocks hold ascending index ranges).
+ *
+ * Ties are broken by index (the deterministic contract): the finish runs its last
+ * digits over ~index; the tie path takes the lowest indices in index order.
+ * Unsorted output slots come from atomics, so the order varies from run to run (the
+ * set does not). Sorted output: results are sort keys (air_emit), sorted afterwards.
+ */
+#ifndef TOPK_CUDA_AIR_RESIDENT_KERNELS_CUH
+#define TOPK_CUDA_AIR_RESIDENT_KERNELS_CUH
+
+#include "air_radix_kernels.cuh"
+
+enum {
+  AIR_RES_THREADS = AIR_THREADS, /* air_choose and air_block_excl_scan are written for this count */
+  AIR_RES_VECS = 8,              /* 16-byte vectors a thread holds: 32 f32 or 64 16-bit elements */
+  AIR_RES_CAP = 4096,            /* candidates the finish takes into shared memory */
+  AIR_RES_DIGIT = 11,
+  AIR_RES_BINS = 1 << AIR_RES_DIGIT,
+  AIR_RES_MAX_PASSES = 3,        /* key passes of a 32-bit key */
+  AIR_RES_MAX_BLOCKS = 1024      /* blocks per row at most (the per-block count slots) */
+};
+
+/* Per-row counters, zeroed by the kernel before its grid-wide sync. */
+struct air_res_row {
+  unsigned arrive;          /* blocks arrived at the row's barriers, over all of them */
+  unsigned done;            /* blocks finished with the gather; the last one runs the finish */
+  unsigned long long slots; /* next free output slot (low word: results written during the passes,
+                             * < k so it never carries) and candidate-buffer slot (high word):
+                             * one atomic claims both */
+};
+
+/* The workspace parts and the grid of a RESIDENT launch. */
+struct air_res_desc {
+  unsigned* hist;        /* [rows][AIR_RES_MAX_PASSES][AIR_RES_BINS] */
+  air_res_row* ctrl;     /* [rows] */
+  void* cand_raw;        /* [rows][AIR_RES_CAP] raw elements */
+  unsigned* cand_idx;    /* [rows][AIR_RES_CAP] */
+  unsigned* blk_cnt;     /* [rows][AIR_RES_MAX_BLOCKS]: the tie path's per-block counts */
+  int stamps;            /* TOPK_AIR_RES_STAMPS=1: the finishing block printf's its phase times (measurement) */
+};
+
+__device__ __forceinline__ unsigned long long air_res_now() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+#define AIR_RES_STAMP(i) \
+  if (D.stamps && threadIdx.x == 0) ts[i] = air_res_now()
+/* printf of the phase times of one block (measurement only) */
+__device__ __noinline__ void air_res_print(const unsigned long long* ts, int last, int64_t n, int64_t k, unsigned g,
+                                           unsigned rows) {
+  printf("RESSTAMP n=%lld k=%lld rows=%u G=%u", (long long)n, (long long)k, rows, g);
+  for (int i = 1; i <= last; ++i) printf(" %d:%llu", i, ts[i] > ts[0] ? ts[i] - ts[0] : 0ull);
+  printf("\n");
+}
+
+/* Element e of a 16-byte vector of RawT (e is a constant after unrolling). */
+template <typename RawT>
+__device__ __forceinline__ RawT air_res_lane(const uint4& w, int e) {
+  if constexpr (sizeof(RawT) == 4) {
+    return (RawT)(e == 0 ? w.x : e == 1 ? w.y : e == 2 ? w.z : w.w);
+  } else {
+    const unsigned word = (e >> 1) == 0 ? w.x : (e >> 1) == 1 ? w.y : (e >> 1) == 2 ? w.z : w.w;
+    return (RawT)((e & 1) ? word >> 16 : word & 0xffffu);
+  }
+}
+
+/*
+ * Adds 1 to a row counter with release and acquire semantics at GPU scope, returning the
+ * old value. Called by thread 0 after a block barrier: the release (cumulative through the
+ * barrier) publishes the whole block's earlier global writes, the acquire makes the writes
+ * of the blocks that arrived before visible to what the block reads next. One atomic
+ * instead of a fence and an atomic.
+ */
+__device__ __forceinline__ unsigned air_res_arrive(unsigned* counter) {
+  unsigned old;
+  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(old) : "l"(counter) : "memory");
+  return old;
+}
+
+/*
+ * Waits until `target` blocks have arrived at the row's barrier, counting this one.
+ * The blocks of a row are resident (cooperative launch), so spinning is safe. The
+ * arrival releases the block's earlier global writes (histogram atomics, results,
+ * counts); the acquire load orders what the block reads next after the other
+ * blocks' arrivals.
+ */
+__device__ __forceinline__ void air_res_row_barrier(unsigned* arrive, unsigned target) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    air_res_arrive(arrive);
+    unsigned v;
+    do {
+      asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(arrive) : "memory");
+    } while (v < target);
+  }
+  __syncthreads();
+}
+
+/*
+ * Slot runs for each thread of a warp from the row's two counters in one word: `cnt`
+ * (high word: candidates, low word: results) per thread, one atomic per warp. Every
+ * lane of the warp must call it; returns the thread's first slots, packed the same way.
+ */
+__device__ __forceinline__ unsigned long long air_res_warp_slots(unsigned long long cnt, unsigned long long* counter) {
+  const unsigned long long incl = air_warp_incl_sum(cnt);
+  const unsigned long long total = __shfl_sync(0xffffffffu, incl, 31);
+  unsigned long long base = 0;
+  if ((threadIdx.x & 31) == 31 && total) base = atomicAdd(counter, total);
+  base = __shfl_sync(0xffffffffu, base, 31);
+  return base + incl - cnt;
+}
+
+/* The digit of `width` bits below `level` known bits of a KB-bit field. */
+template <int KB>
+__device__ __forceinline__ unsigned air_res_digit(unsigned field, int level, int width) {
+  return (field >> (KB - level - width)) & ((1u << width) - 1u);
+}
+
+/*
+ * The finish, in the last block of a row: c <= AIR_RES_CAP candidates (every element
+ * whose key matches the `level` known leading bits) in the row's buffer, r of them
+ * needed. Radix passes in shared memory over the rest of the key, then over ~index
+ * (ib bits) while ties remain; results go to slots k - r .. k - 1.
+ */
+template <topk_dtype DT>
+__device__ void air_res_finish(const air_params& P, const air_res_desc& D, int64_t row, unsigned c, unsigned r,
+                               int level, unsigned* s_hist, unsigned* s_warp, air_choice<unsigned>* s_choice) {
+  typedef typename topk_dtype_traits<DT>::raw_t RawT;
+  constexpr int KB = topk_dtype_traits<DT>::bits;
+  constexpr int PER = AIR_RES_CAP / AIR_RES_THREADS;
+  __shared__ RawT s_raw[AIR_RES_CAP];
+  __shared__ unsigned s_idx[AIR_RES_CAP];
+  __shared__ unsigned s_out;
+  const RawT* craw = (const RawT*)D.cand_raw + row * AIR_RES_CAP;
+  const unsigned* cidx = D.cand_idx + row * AIR_RES_CAP;
+  for (unsigned i = threadIdx.x; i < c; i += AIR_RES_THREADS) {
+    s_raw[i] = __ldcg(craw + i);
+    s_idx[i] = __ldcg(cidx + i);
+  }
+  if (threadIdx.x == 0) s_out = 0;
+  unsigned alive = 0; /* bit q: candidate threadIdx.x + q * threads is still a candidate */
+#pragma unroll
+  for (int q = 0; q < PER; ++q)
+    if (threadIdx.x + q * AIR_RES_THREADS < c) alive |= 1u << q;
+  const unsigned slot0 = (unsigned)P.k - r;
+  const unsigned imask = P.ib >= 32 ? 0xffffffffu : (1u << P.ib) - 1u;
+  int li = 0; /* known bits of ~index */
+  __syncthreads();
+  for (;;) {
+    const bool on_key = level < KB;
+    const int width = on_key ? (KB - level < AIR_RES_DIGIT ? KB - level : AIR_RES_DIGIT)
+                             : (P.ib - li < AIR_RES_DIGIT ? P.ib - li : AIR_RES_DIGIT);
+    const int nbins = 1 << width;
+    for (int b = threadIdx.x; b < nbins; b += AIR_RES_THREADS) s_hist[b] = 0;
+    __syncthreads();
+    unsigned dig[PER];
+#pragma unroll
+    for (int q = 0; q < PER; ++q) {
+      dig[q] = 0;
+      if (alive >> q & 1u) {
+        const int i = threadIdx.x + q * AIR_RES_THREADS;
+        dig[q] = on_key ? air_res_digit<KB>((unsigned)topk_to_rank_key<DT>(s_raw[i], P.smallest != 0), level, width)
+                        : ((~s_idx[i] & imask) >> (P.ib - li - width)) & ((1u << width) - 1u);
+        atomicAdd(&s_hist[dig[q]], 1u);
+      }
+    }
+    __syncthreads();
+    air_choose<unsigned>(s_hist, nbins, r, s_warp, s_choice);
+    const unsigned d = (unsigned)s_choice->digit;
+    const unsigned cnt = s_choice->count;
+    r -= s_choice->greater;
+    const bool all = cnt == r; /* the same in every thread */
+#pragma unroll
+    for (int q = 0; q < PER; ++q) {
+      if (!(alive >> q & 1u)) continue;
+      if (dig[q] > d || (all && dig[q] == d)) {
+        const int i = threadIdx.x + q * AIR_RES_THREADS;
+        const unsigned s = slot0 + atomicAdd(&s_out, 1u);
+        if (s < (unsigned)P.k)
+          air_emit(P, row, s, s_raw[i], topk_to_rank_key<DT>(s_raw[i], P.smallest != 0), s_idx[i]);
+      }
+      if (dig[q] != d || all) alive &= ~(1u << q);
+    }
+    if (all) return;
+    if (on_key) level += width; else li += width;
+    __syncthreads(); /* s_hist and s_choice are reused */
+  }
+}
+
+/*
+ * Writes the lowest-indexed `take` of the elements whose full key equals the prefix
+ * (the tie path), in index order: the head scalar (block 0), the vector rounds, the
+ * tail scalar (block G-1); results from slot `slot0`.
+ */
+template <topk_dtype DT>
+__device__ void air_res_take_in_order(const air_params& P, int64_t row, const uint4 (&w)[AIR_RES_VECS], int nvt,
+                                      typename topk_dtype_traits<DT>::raw_t sraw, bool has_s, bool s_first,
+                                      int64_t v0idx, int64_t sidx, unsigned key_full, unsigned take, unsigned slot0,
+                                      unsigned* s_warp) {
+  typedef typename topk_dtype_traits<DT>::raw_t RawT;
+  constexpr int V = 16 / (int)sizeof(RawT);
+  const bool sm = P.smallest != 0;
+  unsigned done = 0; /* the same in every thread */
+  for (int round = -1; round <= AIR_RES_VECS; ++round) {
+    if (done >= take) return; /* the same in every thread */
+    const bool scalar = round < 0 || round == AIR_RES_VECS;
+    /* a thread's scalar counts in the head round or the tail round, by its index */
+    const bool mine_s = has_s && (round < 0) == s_first;
+    unsigned flags = 0, cnt = 0;
+    RawT raws[V];
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      raws[e] = 0;
+      if (scalar) {
+        if (e == 0 && mine_s) raws[e] = sraw;
+        if (e == 0 && mine_s && (unsigned)topk_to_rank_key<DT>(sraw, sm) == key_full) flags |= 1u;
+      } else {
+#pragma unroll
+        for (int j = 0; j < AIR_RES_VECS; ++j)
+          if (j == round && j < nvt) raws[e] = air_res_lane<RawT>(w[j], e);
+        if (round < nvt && (unsigned)topk_to_rank_key<DT>(raws[e], sm) == key_full) flags |= 1u << e;
+      }
+    }
+    cnt = __popc(flags);
+    unsigned total;
+    const unsigned before = air_block_excl_scan<unsigned>(cnt, s_warp, &total);
+    unsigned rank = done + before;
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      if (!(flags >> e & 1u)) continue;
+      if (rank < take) {
+        const int64_t idx = scalar ? sidx : v0idx + (int64_t)round * AIR_RES_THREADS * V + e;
+        air_emit(P, row, slot0 + rank, raws[e], topk_to_rank_key<DT>(raws[e], sm), (unsigned)idx);
+      }
+      ++rank;
+    }
+    done += total;
+  }
+}
+
+template <topk_dtype DT>
+__global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air_params P, const air_res_desc D) {
+  typedef typename topk_dtype_traits<DT>::raw_t RawT;
+  constexpr int KB = topk_dtype_traits<DT>::bits;
+  constexpr int V = 16 / (int)sizeof(RawT);
+  unsigned long long ts[12] = {0};
+  AIR_RES_STAMP(0);
+  constexpr int NPASS = (KB + AIR_RES_DIGIT - 1) / AIR_RES_DIGIT;
+  __shared__ unsigned s_hist[AIR_RES_BINS];
+  __shared__ unsigned s_warp[AIR_WARPS];
+  __shared__ air_choice<unsigned> s_choice;
+  __shared__ unsigned s_flag;
+
+  const int64_t n = P.n, k = P.k; /* 1 <= k < n < 2^31 (the host's res_fits) */
+  const int64_t row = blockIdx.y;
+  const unsigned G = gridDim.x, b = blockIdx.x;
+
+  /* 0. Load the slice: vectors [v0, v1) of the row's aligned part, thread t owns v0 + j*T + t. */
+  const RawT* in_row = (const RawT*)P.in + row * P.ld;
+  int64_t head = (int64_t)(((16u - ((uintptr_t)in_row & 15u)) & 15u) / sizeof(RawT));
+  if (head > n) head = n;
+  const int64_t nv = (n - head) / V, tail = n - head - nv * V;
+  const int64_t vpb = (nv + G - 1) / G;
+  const int64_t v0 = (int64_t)b * vpb, v1 = v0 + vpb < nv ? v0 + vpb : nv;
+  const int64_t mine = v1 - v0 - (int64_t)threadIdx.x;
+  const int nvt = mine <= 0 ? 0 : (int)((mine + AIR_RES_THREADS - 1) / AIR_RES_THREADS); /* <= VECS (host) */
+  const uint4* src = (const uint4*)(in_row + head) + v0 + threadIdx.x;
+  uint4 w[AIR_RES_VECS];
+#pragma unroll
+  for (int j = 0; j < AIR_RES_VECS; ++j)
+    if (j < nvt) w[j] = __ldg(src + (int64_t)j * AIR_RES_THREADS);
+  /* One scalar a thread at most: the head's elements (< V) in block 0's first threads, the
+   * tail's (< V) in block G-1's (after the head's threads when G == 1). */
+  bool has_s = false;
+  int64_t sidx = 0;
+  if (b == 0 && threadIdx.x < head) {
+    has_s = true;
+    sidx = threadIdx.x;
+  } else if (b == G - 1) {
+    const int64_t t = (int64_t)threadIdx.x - (G == 1 ? head : 0);
+    if (t >= 0 && t < tail) {
+      has_s = true;
+      sidx = head + nv * V + t;
+    }
+  }
+  const bool s_first = sidx < head; /* the scalar comes before the vectors in index order */
+  const RawT sraw = has_s ? in_row[sidx] : (RawT)0;
+  const int64_t v0idx = head + (v0 + threadIdx.x) * V; /* index of element 0 of vector round 0 */
+
+  /* Zero every row's histograms and counters, then the one grid-wide sync. */
+  {
+    const int64_t rows = gridDim.y;
+    const int64_t words = rows * AIR_RES_MAX_PASSES * AIR_RES_BINS;
+    const int64_t nthr = (int64_t)G * rows * AIR_RES_THREADS;
+    const int64_t tid = ((int64_t)blockIdx.y * G + b) * AIR_RES_THREADS + threadIdx.x;
+    for (int64_t i = tid; i < words; i += nthr) D.hist[i] = 0;
+    for (int64_t i = tid; i < rows; i += nthr) {
+      D.ctrl[i].arrive = 0;
+      D.ctrl[i].done = 0;
+      D.ctrl[i].slots = 0;
+    }
+  }
+  AIR_RES_STAMP(1);
+  cooperative_groups::this_grid().sync();
+  AIR_RES_STAMP(2);
+
+  air_res_row* ctrl = D.ctrl + row;
+  const bool sm = P.smallest != 0;
+  unsigned prefix = 0, r = (unsigned)k, barriers = 0;
+  int level = 0;
+  for (int q = 0; q < NPASS; ++q) {
+    const int width = KB - level < AIR_RES_DIGIT ? KB - level : AIR_RES_DIGIT;
+    const int nbins = 1 << width;
+    for (int i = threadIdx.x; i < nbins; i += AIR_RES_THREADS) s_hist[i] = 0;
+    __syncthreads();
+    /* 1. histogram of the digit below the prefix, of the elements matching it */
+#define AIR_RES_MATCH(key) (level == 0 || ((unsigned)(key) >> (KB - level)) == prefix)
+#pragma unroll
+    for (int j = 0; j < AIR_RES_VECS; ++j) {
+      if (j < nvt) {
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          const unsigned key = (unsigned)topk_to_rank_key<DT>(air_res_lane<RawT>(w[j], e), sm);
+          if (AIR_RES_MATCH(key)) atomicAdd(&s_hist[air_res_digit<KB>(key, level, width)], 1u);
+        }
+      }
+    }
+    if (has_s) {
+      const unsigned key = (unsigned)topk_to_rank_key<DT>(sraw, sm);
+      if (AIR_RES_MATCH(key)) atomicAdd(&s_hist[air_res_digit<KB>(key, level, width)], 1u);
+    }
+    __syncthreads();
+    AIR_RES_STAMP(3);
+    unsigned* g_hist = D.hist + (row * AIR_RES_MAX_PASSES + q) * AIR_RES_BINS;
+    for (int i = threadIdx.x; i < nbins; i += AIR_RES_THREADS) {
+      const unsigned v = s_hist[i];
+      if (v) atomicAdd(&g_hist[i], v);
+    }
+    air_res_row_barrier(&ctrl->arrive, G * ++barriers);
+    AIR_RES_STAMP(4);
+    for (int i = threadIdx.x; i < nbins; i += AIR_RES_THREADS) s_hist[i] = __ldcg(g_hist + i);
+    __syncthreads();
+    air_choose<unsigned>(s_hist, nbins, r, s_warp, &s_choice);
+    const unsigned d = (unsigned)s_choice.digit, c = s_choice.count;
+    r -= s_choice.greater;
+    AIR_RES_STAMP(5);
+    /* what happens to the chosen bin (the same decision in every block of the row) */
+    const bool all = c == r;
+    const bool gather = !all && c <= AIR_RES_CAP;
+    /* 2. results (digit beats d; with `all`, d too) and candidates (gather: digit d) */
+    unsigned n_res = 0, n_cand = 0;
+#define AIR_RES_CLASSIFY(key)                                                        \
+  const bool in_ = AIR_RES_MATCH(key);                                               \
+  const unsigned dg_ = air_res_digit<KB>((key), level, width);                       \
+  const bool res_ = in_ && (dg_ > d || (all && dg_ == d));                           \
+  const bool cand_ = in_ && gather && dg_ == d;
+#pragma unroll
+    for (int j = 0; j < AIR_RES_VECS; ++j) {
+      if (j < nvt) {
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          const unsigned key = (unsigned)topk_to_rank_key<DT>(air_res_lane<RawT>(w[j], e), sm);
+          AIR_RES_CLASSIFY(key)
+          n_res += res_;
+          n_cand += cand_;
+        }
+      }
+    }
+    if (has_s) {
+      const unsigned key = (unsigned)topk_to_rank_key<DT>(sraw, sm);
+      AIR_RES_CLASSIFY(key)
+      n_res += res_;
+      n_cand += cand_;
+    }
+    const unsigned long long first = air_res_warp_slots((unsigned long long)n_cand << 32 | n_res, &ctrl->slots);
+    unsigned os = (unsigned)first, cs = (unsigned)(first >> 32);
+    AIR_RES_STAMP(6);
+    RawT* craw = (RawT*)D.cand_raw + row * AIR_RES_CAP;
+    unsigned* cidx = D.cand_idx + row * AIR_RES_CAP;
+#pragma unroll
+    for (int j = 0; j < AIR_RES_VECS; ++j) {
+      if (j < nvt) {
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          const RawT raw = air_res_lane<RawT>(w[j], e);
+          const unsigned key = (unsigned)topk_to_rank_key<DT>(raw, sm);
+          AIR_RES_CLASSIFY(key)
+          const unsigned idx = (unsigned)(v0idx + (int64_t)j * AIR_RES_THREADS * V + e);
+          if (res_ && os < (unsigned)k) air_emit(P, row, os, raw, (typename topk_dtype_traits<DT>::key_t)key, idx);
+          os += res_;
+          if (cand_ && cs < AIR_RES_CAP) { craw[cs] = raw; cidx[cs] = idx; }
+          cs += cand_;
+        }
+      }
+    }
+    if (has_s) {
+      const unsigned key = (unsigned)topk_to_rank_key<DT>(sraw, sm);
+      AIR_RES_CLASSIFY(key)
+      if (res_ && os < (unsigned)k) air_emit(P, row, os, sraw, (typename topk_dtype_traits<DT>::key_t)key, (unsigned)sidx);
+      if (cand_ && cs < AIR_RES_CAP) { craw[cs] = sraw; cidx[cs] = (unsigned)sidx; }
+    }
+#undef AIR_RES_CLASSIFY
+    if (all) {
+      AIR_RES_STAMP(7);
+      if (D.stamps && threadIdx.x == 0 && b == 0) air_res_print(ts, 7, n, k, G, gridDim.y);
+      return;
+    }
+    prefix = (prefix << width) | d;
+    level += width;
+    if (gather) {
+      /* 3. the last block of the row to get here takes the candidates */
+      __syncthreads();
+      if (threadIdx.x == 0) s_flag = air_res_arrive(&ctrl->done) == G - 1;
+      __syncthreads();
+      AIR_RES_STAMP(7);
+      if (s_flag) {
+        air_res_finish<DT>(P, D, row, c, r, level, s_hist, s_warp, &s_choice);
+        __syncthreads();
+        AIR_RES_STAMP(8);
+        if (D.stamps && threadIdx.x == 0) air_res_print(ts, 8, n, k, G, gridDim.y);
+      }
+      return;
+    }
+    __syncthreads(); /* s_choice and s_hist are reused by the next pass */
+  }
+#undef AIR_RES_MATCH
+
+  /* 4. Every key bit known and more than CAP elements share the k-th key (level == KB):
+   * the lowest-indexed r of them. Blocks hold ascending index ranges, so a block takes
+   * what the blocks before it leave. */
+  unsigned m = 0;
+#pragma unroll
+  for (int j = 0; j < AIR_RES_VECS; ++j)
+    if (j < nvt) {
+#pragma unroll
+      for (int e = 0; e < V; ++e) m += (unsigned)topk_to_rank_key<DT>(air_res_lane<RawT>(w[j], e), sm) == prefix;
+    }
+  if (has_s) m += (unsigned)topk_to_rank_key<DT>(sraw, sm) == prefix;
+  unsigned total;
+  (void)air_block_excl_scan<unsigned>(m, s_warp, &total);
+  unsigned* cnts = D.blk_cnt + row * AIR_RES_MAX_BLOCKS;
+  if (threadIdx.x == 0) cnts[b] = total;
+  air_res_row_barrier(&ctrl->arrive, G * ++barriers);
+  unsigned before = 0;
+  for (unsigned i = threadIdx.x; i < b; i += AIR_RES_THREADS) before += __ldcg(cnts + i);
+  unsigned all_before;
+  (void)air_block_excl_scan<unsigned>(before, s_warp, &all_before);
+  const unsigned take = r > all_before ? (r - all_before < total ? r - all_before : total) : 0;
+  air_res_take_in_order<DT>(P, row, w, nvt, sraw, has_s, s_first, v0idx, sidx, prefix, take,
+                            (unsigned)k - r + all_before, s_warp);
+}
+
+#endif /* TOPK_CUDA_AIR_RESIDENT_KERNELS_CUH */

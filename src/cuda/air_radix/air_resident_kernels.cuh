@@ -270,12 +270,35 @@ __device__ void air_res_take_in_order(const air_params& P, int64_t row, const ui
   }
 }
 
+/*
+ * Runs the statements for every element this thread holds (its vectors, then its scalar),
+ * with RAW its raw bits and IDX its index in the row. Inside air_resident_kernel only (it
+ * names the kernel's w, nvt, v0idx, has_s, sraw and sidx).
+ */
+#define AIR_RES_FOR_HELD(RAW, IDX, ...)                                                   \
+  _Pragma("unroll") for (int j_ = 0; j_ < AIR_RES_VECS; ++j_) {                          \
+    if (j_ < nvt) {                                                                       \
+      _Pragma("unroll") for (int e_ = 0; e_ < V; ++e_) {                                  \
+        const RawT RAW = air_res_lane<RawT>(w[j_], e_);                                   \
+        const unsigned IDX = (unsigned)(v0idx + (int64_t)j_ * AIR_RES_THREADS * V + e_);  \
+        (void)IDX;                                                                        \
+        __VA_ARGS__                                                                       \
+      }                                                                                   \
+    }                                                                                     \
+  }                                                                                       \
+  if (has_s) {                                                                            \
+    const RawT RAW = sraw;                                                                \
+    const unsigned IDX = (unsigned)sidx;                                                  \
+    (void)IDX;                                                                            \
+    __VA_ARGS__                                                                           \
+  }
+
 template <topk_dtype DT>
 __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air_params P, const air_res_desc D) {
   typedef typename topk_dtype_traits<DT>::raw_t RawT;
   constexpr int KB = topk_dtype_traits<DT>::bits;
   constexpr int V = 16 / (int)sizeof(RawT);
-  unsigned long long ts[12] = {0};
+  unsigned long long ts[9]; /* written and read only with D.stamps */
   AIR_RES_STAMP(0);
   constexpr int NPASS = (KB + AIR_RES_DIGIT - 1) / AIR_RES_DIGIT;
   __shared__ unsigned s_hist[AIR_RES_BINS];
@@ -347,20 +370,10 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
     __syncthreads();
     /* 1. histogram of the digit below the prefix, of the elements matching it */
 #define AIR_RES_MATCH(key) (level == 0 || ((unsigned)(key) >> (KB - level)) == prefix)
-#pragma unroll
-    for (int j = 0; j < AIR_RES_VECS; ++j) {
-      if (j < nvt) {
-#pragma unroll
-        for (int e = 0; e < V; ++e) {
-          const unsigned key = (unsigned)topk_to_rank_key<DT>(air_res_lane<RawT>(w[j], e), sm);
-          if (AIR_RES_MATCH(key)) atomicAdd(&s_hist[air_res_digit<KB>(key, level, width)], 1u);
-        }
-      }
-    }
-    if (has_s) {
-      const unsigned key = (unsigned)topk_to_rank_key<DT>(sraw, sm);
+    AIR_RES_FOR_HELD(raw, idx, {
+      const unsigned key = (unsigned)topk_to_rank_key<DT>(raw, sm);
       if (AIR_RES_MATCH(key)) atomicAdd(&s_hist[air_res_digit<KB>(key, level, width)], 1u);
-    }
+    })
     __syncthreads();
     AIR_RES_STAMP(3);
     unsigned* g_hist = D.hist + (row * AIR_RES_MAX_PASSES + q) * AIR_RES_BINS;
@@ -386,51 +399,25 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
   const unsigned dg_ = air_res_digit<KB>((key), level, width);                       \
   const bool res_ = in_ && (dg_ > d || (all && dg_ == d));                           \
   const bool cand_ = in_ && gather && dg_ == d;
-#pragma unroll
-    for (int j = 0; j < AIR_RES_VECS; ++j) {
-      if (j < nvt) {
-#pragma unroll
-        for (int e = 0; e < V; ++e) {
-          const unsigned key = (unsigned)topk_to_rank_key<DT>(air_res_lane<RawT>(w[j], e), sm);
-          AIR_RES_CLASSIFY(key)
-          n_res += res_;
-          n_cand += cand_;
-        }
-      }
-    }
-    if (has_s) {
-      const unsigned key = (unsigned)topk_to_rank_key<DT>(sraw, sm);
+    AIR_RES_FOR_HELD(raw, idx, {
+      const unsigned key = (unsigned)topk_to_rank_key<DT>(raw, sm);
       AIR_RES_CLASSIFY(key)
       n_res += res_;
       n_cand += cand_;
-    }
+    })
     const unsigned long long first = air_res_warp_slots((unsigned long long)n_cand << 32 | n_res, &ctrl->slots);
     unsigned os = (unsigned)first, cs = (unsigned)(first >> 32);
     AIR_RES_STAMP(6);
     RawT* craw = (RawT*)D.cand_raw + row * AIR_RES_CAP;
     unsigned* cidx = D.cand_idx + row * AIR_RES_CAP;
-#pragma unroll
-    for (int j = 0; j < AIR_RES_VECS; ++j) {
-      if (j < nvt) {
-#pragma unroll
-        for (int e = 0; e < V; ++e) {
-          const RawT raw = air_res_lane<RawT>(w[j], e);
-          const unsigned key = (unsigned)topk_to_rank_key<DT>(raw, sm);
-          AIR_RES_CLASSIFY(key)
-          const unsigned idx = (unsigned)(v0idx + (int64_t)j * AIR_RES_THREADS * V + e);
-          if (res_ && os < (unsigned)k) air_emit(P, row, os, raw, (typename topk_dtype_traits<DT>::key_t)key, idx);
-          os += res_;
-          if (cand_ && cs < AIR_RES_CAP) { craw[cs] = raw; cidx[cs] = idx; }
-          cs += cand_;
-        }
-      }
-    }
-    if (has_s) {
-      const unsigned key = (unsigned)topk_to_rank_key<DT>(sraw, sm);
+    AIR_RES_FOR_HELD(raw, idx, {
+      const unsigned key = (unsigned)topk_to_rank_key<DT>(raw, sm);
       AIR_RES_CLASSIFY(key)
-      if (res_ && os < (unsigned)k) air_emit(P, row, os, sraw, (typename topk_dtype_traits<DT>::key_t)key, (unsigned)sidx);
-      if (cand_ && cs < AIR_RES_CAP) { craw[cs] = sraw; cidx[cs] = (unsigned)sidx; }
-    }
+      if (res_ && os < (unsigned)k) air_emit(P, row, os, raw, (typename topk_dtype_traits<DT>::key_t)key, idx);
+      os += res_;
+      if (cand_ && cs < AIR_RES_CAP) { craw[cs] = raw; cidx[cs] = idx; }
+      cs += cand_;
+    })
 #undef AIR_RES_CLASSIFY
     if (all) {
       AIR_RES_STAMP(7);
@@ -461,13 +448,7 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
    * the lowest-indexed r of them. Blocks hold ascending index ranges, so a block takes
    * what the blocks before it leave. */
   unsigned m = 0;
-#pragma unroll
-  for (int j = 0; j < AIR_RES_VECS; ++j)
-    if (j < nvt) {
-#pragma unroll
-      for (int e = 0; e < V; ++e) m += (unsigned)topk_to_rank_key<DT>(air_res_lane<RawT>(w[j], e), sm) == prefix;
-    }
-  if (has_s) m += (unsigned)topk_to_rank_key<DT>(sraw, sm) == prefix;
+  AIR_RES_FOR_HELD(raw, idx, { m += (unsigned)topk_to_rank_key<DT>(raw, sm) == prefix; })
   unsigned total;
   (void)air_block_excl_scan<unsigned>(m, s_warp, &total);
   unsigned* cnts = D.blk_cnt + row * AIR_RES_MAX_BLOCKS;
@@ -481,5 +462,6 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
   air_res_take_in_order<DT>(P, row, w, nvt, sraw, has_s, s_first, v0idx, sidx, prefix, take,
                             (unsigned)k - r + all_before, s_warp);
 }
+#undef AIR_RES_FOR_HELD
 
 #endif /* TOPK_CUDA_AIR_RESIDENT_KERNELS_CUH */

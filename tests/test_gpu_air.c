@@ -40,6 +40,7 @@ typedef struct air_case {
   const char*    rows_bits;     /* TOPK_AIR_ROWS_FIRST_BITS, or NULL for the default */
   const char*    rows_stream;   /* TOPK_AIR_ROWS_STREAM ("0": no one-read start), or NULL for the default */
   const char*    res_vecs;      /* TOPK_AIR_RES_VECS (RESIDENT vectors per thread aimed at), or NULL */
+  const char*    res_rank;      /* TOPK_AIR_RES_RANK ("0": RESIDENT's radix finish only), or NULL */
   int            lib_workspace; /* pass no workspace: the library allocates it */
 } air_case;
 
@@ -61,7 +62,8 @@ static int run_case(const air_case* a) {
                               {"TOPK_AIR_ROWS_CAP", a->rows_cap},
                               {"TOPK_AIR_ROWS_FIRST_BITS", a->rows_bits},
                               {"TOPK_AIR_ROWS_STREAM", a->rows_stream},
-                              {"TOPK_AIR_RES_VECS", a->res_vecs}},
+                              {"TOPK_AIR_RES_VECS", a->res_vecs},
+                              {"TOPK_AIR_RES_RANK", a->res_rank}},
                       .lib_workspace = a->lib_workspace};
   return gpu_case_run(&c, test_seed());
 }
@@ -219,7 +221,7 @@ TEST(k_extremes) {
 /*
  * The RESIDENT path (one cooperative launch, rows in registers; forced here, the default only
  * for 1-2 rows of 100000..2^19 4-byte keys): every <= 4-byte dtype and direction, every distribution (each way out of the
- * passes: early stop, the finish with its index digits, more passes, the tie path), k from 1
+ * passes: early stop, the rank finish, the radix finish with its index digits, more passes, the tie path), k from 1
  * to beyond the finish's capacity, misaligned strides (head and tail elements), one block per
  * row and the most a row can hold, index types, sorted.
  */
@@ -234,6 +236,10 @@ TEST(resident_path) {
             .path = "resident");
         RUN(.dtype = dts[d], .batch = 1, .n = 151936, .k = 1024, .ld = 151939, .flags = flags,
             .gen = gpu_case_dists[g], .path = "resident");
+        /* the few candidates these leave go to the rank finish by default: the radix finish too */
+        if (d < 3)
+          RUN(.dtype = dts[d], .batch = 3, .n = 32000, .k = 50, .flags = flags, .gen = gpu_case_dists[g],
+              .path = "resident", .res_rank = "0");
       }
   static const gen_dist gd[] = {GEN_NORMAL, GEN_UNIFORM, GEN_ALL_EQUAL, GEN_ZIPF, GEN_SORTED_ASC};
   for (int g = 0; g < COUNT(gd); ++g) {

@@ -17,12 +17,13 @@
  *              sort (AIR_OUT_BLOCK, below), else the CUB sort and decode launches.
  *   RESIDENT   (after ONE-BLOCK) uniform rows of 2- or 4-byte keys, k < n < 2^31, whose
  *              blocks of 256 threads x 8 vectors fit the GPU at one block per SM; taken
- *              by default only where measured faster (4-byte keys, <= AIR_RES_MAX_ROWS rows,
- *              AIR_RES_MIN_N <= n, batch x n <= AIR_RES_MAX_ELEMS), forced with
+ *              by default only where measured faster (res_by_default: 1-4 rows of
+ *              >= 32000 for k <= 512, fewer shapes for larger k), forced with
  *              TOPK_AIR_PATH=resident: one cooperative launch, each row spread over many
  *              blocks that hold it in registers (air_resident_kernels.cuh); cross-block
- *              passes until the chosen bin holds <= AIR_RES_CAP candidates, then the last
- *              block of the row finishes in shared memory.
+ *              passes until the chosen bin holds <= AIR_RES_CAP candidates, then every
+ *              block ranks its share of them (few for the row's blocks) or the last
+ *              block of the row finishes them in shared memory.
  *   FUSED      (when CLUSTER does not apply) batch <= SM count and batch x row
  *              length <= AIR_FUSED_MAX_ELEMS: every
  *              pass of MULTI in one cooperative launch (air_fused_kernel), passes
@@ -111,6 +112,7 @@
  * plan's), TOPK_AIR_MIN_TILES (MULTI / FUSED tiles per block at least, default 4 / 1)
  * TOPK_AIR_RES_VECS (RESIDENT 16-byte vectors a thread aims for, 1..8, default 2),
  * TOPK_AIR_RES_STAMPS=1 (RESIDENT: the finishing block printf's its phase times),
+ * TOPK_AIR_RES_RANK=0 (RESIDENT: always the last block's radix finish, never the rank finish),
  * TOPK_AIR_ROWS_CAP (ROWS candidate buffer entries, 1..16384; default 4096, 2048 for
  * 64-bit keys, or what the one-read start needs), TOPK_AIR_ROWS_FIRST_BITS (ROWS first
  * digit, 8..13, default 11), TOPK_AIR_ROWS_STREAM=0 (ROWS without its one-read start; the
@@ -194,14 +196,21 @@ static const int64_t AIR_ROWS_HALF_MIN_N = (int64_t)1 << 16;
  * 0.199 ms; but 4096 x 32768, k = 2048: 0.80 against 0.62 ms, 256 x 32000: 0.053 against 0.045. */
 static const int64_t AIR_ROWS_16_MIN_N = (int64_t)1 << 17;
 static const int64_t AIR_ONE_SMEM_BUDGET = 45056;
-/* RESIDENT by default (where it fits): 4-byte keys, at most 2 rows, rows of >= 100000 and
- * batch x n <= 2^19 elements: where it measured faster than CLUSTER (1-3.7 us of 14-19 at
- * 1..2 x 128256..262144 f32, graph replay; slower at 32000, for bf16 and from 4 rows on:
- * docs/perf-notes.md v0.16). The 16-byte vectors per thread it aims for (it holds up to
- * AIR_RES_VECS). */
-static const int64_t AIR_RES_MAX_ROWS = 2;
-static const int64_t AIR_RES_MIN_N = 100000;
-static const int64_t AIR_RES_MAX_ELEMS = (int64_t)1 << 19;
+/* RESIDENT by default (where it fits) where it measured faster than CLUSTER (docs/perf-notes.md
+ * v0.17; f32 and bf16 normal, rows of 32000..262144 and one of 2^20; graph replay and topk bench):
+ *  - k <= AIR_RES_SMALL_K (few candidates: the rank finish): 1-4 rows of >= 32000. f32 1 x 262144,
+ *    k = 50: 13.3 against 18.3 us; k = 16..512 (topk bench): 0.75-0.87x CLUSTER's time at 1 x
+ *    151936..262144, 0.79-0.99x at 4 rows but for bf16 4 x 262144, k = 512 (1.08x) and k = 256
+ *    at 32000 (1.01-1.05x). Not one 16-bit row of < 65536 (bf16 1 x 32000, k = 50: 15.0 against
+ *    13.9 us), nor 8 rows (bf16 8 x 151936, k = 50: 21.9 against 17.9).
+ *  - larger k (the radix finish for most rows): rows of >= 2^18 in 1-2 rows (f32 1 x 262144,
+ *    k = 1024: 14.7 against 19.5 us; 1 x 2^20: 21.3 against 29.0), and f32 rows of < 65536
+ *    (2-8 x 32000, k = 1024: 14.4-15.0 against 14.6-17.1); not 1-4 rows of 128256..151936
+ *    (f32 2 x 151936: 20.4 against 19.9; bf16 4 x 151936: 25.7 against 18.8). */
+static const int64_t AIR_RES_SMALL_K = 512;
+static const int64_t AIR_RES_MIN_N = 32000;
+static const int64_t AIR_RES_SHORT_N = 65536;
+static const int64_t AIR_RES_LONG_N = (int64_t)1 << 18;
 static const int AIR_RES_TARGET_VECS = 2;
 enum { MAX_PASSES = AIR_MAX_PASSES };
 
@@ -354,6 +363,13 @@ static int res_fits(const topk_problem* p, const topk_device_info* dev, int es) 
          p->batch * res_min_blocks(p->n, es) <= sms && res_min_blocks(p->n, es) <= AIR_RES_MAX_BLOCKS;
 }
 
+/* Where RESIDENT is the default (it must fit too): the measured rule above AIR_RES_SMALL_K. */
+static int res_by_default(const topk_problem* p, int es) {
+  if (p->n < AIR_RES_MIN_N) return 0;
+  if (p->k <= AIR_RES_SMALL_K) return p->batch <= 4 && !(es == 2 && p->batch == 1 && p->n < AIR_RES_SHORT_N);
+  return (p->n >= AIR_RES_LONG_N && p->batch <= 2) || (es == 4 && p->n < AIR_RES_SHORT_N);
+}
+
 /* ---- CUB calls: one definition for the size query (temp == NULL) and the run */
 
 typedef unsigned long long u64;
@@ -440,9 +456,7 @@ static int choose_path(const topk_problem* p, const topk_device_info* dev, int e
   if (forced == PATH_RESIDENT && fits_resident) return PATH_RESIDENT;
   const int64_t avg = p->row_offsets ? (p->batch > 0 ? p->n / p->batch : p->n) : p->n;
   if (avg <= AIR_STAGE_BYTES / es) return PATH_ONE;
-  if (fits_resident && es == 4 && p->batch <= AIR_RES_MAX_ROWS && p->n >= AIR_RES_MIN_N &&
-      p->batch * p->n <= AIR_RES_MAX_ELEMS)
-    return PATH_RESIDENT;
+  if (fits_resident && res_by_default(p, es)) return PATH_RESIDENT;
   /* 16-bit keys: ROWS only beyond CLUSTER, or read once from AIR_ROWS_16_MIN_N */
   const int streams = rows_stream_fits(p, es, env_rows_first_bits());
   const int rows_ok =
@@ -816,6 +830,8 @@ static topk_status launch_resident(const air_layout* L, air_params P, int64_t ba
   {
     const char* st = getenv("TOPK_AIR_RES_STAMPS");
     D.stamps = st && strcmp(st, "1") == 0;
+    const char* rk = getenv("TOPK_AIR_RES_RANK");
+    D.rank = !(rk && strcmp(rk, "0") == 0);
   }
   P.row0 = 0;
   void* args[] = {(void*)&P, (void*)&D};

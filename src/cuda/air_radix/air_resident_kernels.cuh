@@ -24,9 +24,11 @@
  *      digit beats the chosen one are results, written at once (warp-aggregated slots).
  *   2. Then, by the chosen bin's count c and the results still needed r:
  *      c == r   every element of the bin is a result (early stop, sec. 3.3): written;
- *      c <= CAP the bin's elements go to the row's candidate buffer; the last block
+ *      c <= CAP the bin's elements go to the row's candidate buffer. Few for the row's
+ *               blocks (air_res_rank_fits): after a row barrier every block ranks its
+ *               share of them against all (air_res_rank_finish). Else the last block
  *               of the row (arrival counter) takes them into shared memory and ends
- *               the selection there (air_res_finish);
+ *               the selection there by radix passes (air_res_finish);
  *      else     the next pass, or, once every key bit is known (c elements share the
  *               k-th key), the lowest-indexed r of them by one per-row barrier and a
  *               prefix of the blocks' counts (blocks hold ascending index ranges).
@@ -48,7 +50,8 @@ enum {
   AIR_RES_DIGIT = 11,
   AIR_RES_BINS = 1 << AIR_RES_DIGIT,
   AIR_RES_MAX_PASSES = 3,        /* key passes of a 32-bit key */
-  AIR_RES_MAX_BLOCKS = 1024      /* blocks per row at most (the per-block count slots) */
+  AIR_RES_MAX_BLOCKS = 1024,     /* blocks per row at most (the per-block count slots) */
+  AIR_RES_RANK_ITERS = 384       /* rank finish: compares a thread at most (8 in flight: ~1.5 us) */
 };
 
 /* Per-row counters, zeroed by the kernel before its grid-wide sync. */
@@ -68,6 +71,7 @@ struct air_res_desc {
   unsigned* cand_idx;    /* [rows][AIR_RES_CAP] */
   unsigned* blk_cnt;     /* [rows][AIR_RES_MAX_BLOCKS]: the tie path's per-block counts */
   int stamps;            /* TOPK_AIR_RES_STAMPS=1: the finishing block printf's its phase times (measurement) */
+  int rank;              /* the rank finish where it fits (TOPK_AIR_RES_RANK=0: never; measurement, tests) */
 };
 
 __device__ __forceinline__ unsigned long long air_res_now() {
@@ -149,6 +153,27 @@ __device__ __forceinline__ unsigned air_res_digit(unsigned field, int level, int
 }
 
 /*
+ * The row's c <= AIR_RES_CAP buffered candidates into registers, PER = AIR_RES_CAP / threads
+ * a thread (candidate threadIdx.x + q x threads in slot q): every load issued before any is
+ * used (a strided loop of loads and shared stores waits one L2 round trip per round).
+ */
+template <typename RawT>
+__device__ __forceinline__ void air_res_fetch_cands(const air_res_desc& D, int64_t row, unsigned c,
+                                                    RawT (&rv)[AIR_RES_CAP / AIR_RES_THREADS],
+                                                    unsigned (&iv)[AIR_RES_CAP / AIR_RES_THREADS]) {
+  const RawT* craw = (const RawT*)D.cand_raw + row * AIR_RES_CAP;
+  const unsigned* cidx = D.cand_idx + row * AIR_RES_CAP;
+#pragma unroll
+  for (int q = 0; q < AIR_RES_CAP / AIR_RES_THREADS; ++q) {
+    const unsigned i = threadIdx.x + q * AIR_RES_THREADS;
+    if (i < c) {
+      rv[q] = __ldcg(craw + i);
+      iv[q] = __ldcg(cidx + i);
+    }
+  }
+}
+
+/*
  * The finish, in the last block of a row: c <= AIR_RES_CAP candidates (every element
  * whose key matches the `level` known leading bits) in the row's buffer, r of them
  * needed. Radix passes in shared memory over the rest of the key, then over ~index
@@ -156,18 +181,26 @@ __device__ __forceinline__ unsigned air_res_digit(unsigned field, int level, int
  */
 template <topk_dtype DT>
 __device__ void air_res_finish(const air_params& P, const air_res_desc& D, int64_t row, unsigned c, unsigned r,
-                               int level, unsigned* s_hist, unsigned* s_warp, air_choice<unsigned>* s_choice) {
+                               int level, unsigned long long* s_fin, unsigned* s_hist, unsigned* s_warp,
+                               air_choice<unsigned>* s_choice) {
   typedef typename topk_dtype_traits<DT>::raw_t RawT;
   constexpr int KB = topk_dtype_traits<DT>::bits;
   constexpr int PER = AIR_RES_CAP / AIR_RES_THREADS;
-  __shared__ RawT s_raw[AIR_RES_CAP];
-  __shared__ unsigned s_idx[AIR_RES_CAP];
+  RawT* s_raw = (RawT*)s_fin;                               /* [AIR_RES_CAP] */
+  unsigned* s_idx = (unsigned*)s_fin + AIR_RES_CAP;         /* [AIR_RES_CAP] */
   __shared__ unsigned s_out;
-  const RawT* craw = (const RawT*)D.cand_raw + row * AIR_RES_CAP;
-  const unsigned* cidx = D.cand_idx + row * AIR_RES_CAP;
-  for (unsigned i = threadIdx.x; i < c; i += AIR_RES_THREADS) {
-    s_raw[i] = __ldcg(craw + i);
-    s_idx[i] = __ldcg(cidx + i);
+  {
+    RawT rv[PER];
+    unsigned iv[PER];
+    air_res_fetch_cands<RawT>(D, row, c, rv, iv);
+#pragma unroll
+    for (int q = 0; q < PER; ++q) {
+      const unsigned i = threadIdx.x + q * AIR_RES_THREADS;
+      if (i < c) {
+        s_raw[i] = rv[q];
+        s_idx[i] = iv[q];
+      }
+    }
   }
   if (threadIdx.x == 0) s_out = 0;
   unsigned alive = 0; /* bit q: candidate threadIdx.x + q * threads is still a candidate */
@@ -217,6 +250,77 @@ __device__ void air_res_finish(const air_params& P, const air_res_desc& D, int64
     if (on_key) level += width; else li += width;
     __syncthreads(); /* s_hist and s_choice are reused */
   }
+}
+
+/*
+ * The finish when the candidates are few for the row's blocks (air_res_rank_fits):
+ * every block of the row, after a row barrier, ranks its share of the c candidates
+ * (positions b, b + G, ...: mb of them) against all of them by composite and writes
+ * those ranked below r to slot k - r + rank. One compare loop instead of the last
+ * block's radix passes (two or more block-level choices, ~2 us each, docs/perf-notes.md
+ * v0.16); composites are distinct, so exactly r are written, ties to the lowest indices.
+ *
+ * Each own candidate gets L threads (the largest power of two with mb x L <= the block),
+ * thread t ranks candidate t / L over positions t % L, t % L + L, ...; the L counts meet
+ * by shuffles (L <= 32) or shuffles and a shared sum.
+ */
+__host__ __device__ __forceinline__ unsigned air_res_rank_lanes(unsigned mb) {
+  unsigned L = AIR_RES_THREADS;
+  while (L > 1 && mb * L > AIR_RES_THREADS) L >>= 1;
+  return L;
+}
+__host__ __device__ __forceinline__ bool air_res_rank_fits(unsigned c, unsigned G) {
+  const unsigned mb = (c + G - 1) / G;
+  return mb <= AIR_RES_THREADS && (c + air_res_rank_lanes(mb) - 1) / air_res_rank_lanes(mb) <= AIR_RES_RANK_ITERS;
+}
+
+template <topk_dtype DT>
+__device__ void air_res_rank_finish(const air_params& P, const air_res_desc& D, int64_t row, unsigned c, unsigned r,
+                                    unsigned b, unsigned G, unsigned long long* s_comp, unsigned* s_cnt) {
+  typedef typename topk_dtype_traits<DT>::raw_t RawT;
+  typedef typename topk_dtype_traits<DT>::key_t KeyT;
+  const unsigned mb = b < c ? (c - b + G - 1) / G : 0;
+  const unsigned L = air_res_rank_lanes(mb);
+  const unsigned m = threadIdx.x / L, sub = threadIdx.x % L;
+  const bool act = m < mb;
+  const unsigned i = b + G * m; /* the candidate this thread ranks (act) */
+  RawT raw = 0;
+  if (act && sub == 0) raw = __ldcg((const RawT*)D.cand_raw + row * AIR_RES_CAP + i); /* for the write */
+  {
+    constexpr int PER = AIR_RES_CAP / AIR_RES_THREADS;
+    RawT rv[PER];
+    unsigned iv[PER];
+    air_res_fetch_cands<RawT>(D, row, c, rv, iv);
+#pragma unroll
+    for (int q = 0; q < PER; ++q) { /* composites: larger is better, all distinct */
+      const unsigned j = threadIdx.x + q * AIR_RES_THREADS;
+      if (j < c) s_comp[j] = (unsigned long long)(unsigned)topk_to_rank_key<DT>(rv[q], P.smallest != 0) << 32 | ~iv[q];
+    }
+  }
+  if (threadIdx.x < mb) s_cnt[threadIdx.x] = 0;
+  __syncthreads();
+  const unsigned long long mine = act ? s_comp[i] : ~0ull;
+  /* 8 loads in flight a thread: 8 warps a block do not hide a shared load's latency (with
+   * one load an iteration the finish took 1.3-2.8 us longer at k = 1024, perf-notes v0.17) */
+  unsigned cnt = 0;
+  const unsigned iters = act && sub < c ? (c - sub + L - 1) / L : 0;
+  unsigned q = 0;
+  for (; q + 8 <= iters; q += 8) {
+    unsigned long long x[8];
+#pragma unroll
+    for (int u = 0; u < 8; ++u) x[u] = s_comp[sub + (q + u) * L];
+#pragma unroll
+    for (int u = 0; u < 8; ++u) cnt += x[u] > mine;
+  }
+  for (; q < iters; ++q) cnt += s_comp[sub + q * L] > mine;
+  for (unsigned o = (L < 32 ? L : 32) / 2; o >= 1; o >>= 1) cnt += __shfl_xor_sync(0xffffffffu, cnt, o);
+  if (L > 32) {
+    if (act && (threadIdx.x & 31) == 0) atomicAdd(&s_cnt[m], cnt);
+    __syncthreads();
+    if (act && sub == 0) cnt = s_cnt[m];
+  }
+  if (act && sub == 0 && cnt < r)
+    air_emit(P, row, (int64_t)P.k - r + cnt, raw, (KeyT)(mine >> 32), ~(unsigned)mine);
 }
 
 /*
@@ -305,6 +409,7 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
   __shared__ unsigned s_warp[AIR_WARPS];
   __shared__ air_choice<unsigned> s_choice;
   __shared__ unsigned s_flag;
+  __shared__ unsigned long long s_fin[AIR_RES_CAP]; /* the finish's candidates */
 
   const int64_t n = P.n, k = P.k; /* 1 <= k < n < 2^31 (the host's res_fits) */
   const int64_t row = blockIdx.y;
@@ -383,7 +488,19 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
     }
     air_res_row_barrier(&ctrl->arrive, G * ++barriers);
     AIR_RES_STAMP(4);
-    for (int i = threadIdx.x; i < nbins; i += AIR_RES_THREADS) s_hist[i] = __ldcg(g_hist + i);
+    {
+      unsigned hv[AIR_RES_BINS / AIR_RES_THREADS]; /* every load issued before any store */
+#pragma unroll
+      for (int q = 0; q < AIR_RES_BINS / AIR_RES_THREADS; ++q) {
+        const int i = threadIdx.x + q * AIR_RES_THREADS;
+        if (i < nbins) hv[q] = __ldcg(g_hist + i);
+      }
+#pragma unroll
+      for (int q = 0; q < AIR_RES_BINS / AIR_RES_THREADS; ++q) {
+        const int i = threadIdx.x + q * AIR_RES_THREADS;
+        if (i < nbins) s_hist[i] = hv[q];
+      }
+    }
     __syncthreads();
     air_choose<unsigned>(s_hist, nbins, r, s_warp, &s_choice);
     const unsigned d = (unsigned)s_choice.digit, c = s_choice.count;
@@ -426,14 +543,26 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
     }
     prefix = (prefix << width) | d;
     level += width;
+    if (gather && D.rank && air_res_rank_fits(c, G)) {
+      /* 3. few candidates for the row's blocks: every block ranks its share of them */
+      air_res_row_barrier(&ctrl->arrive, G * ++barriers);
+      AIR_RES_STAMP(7);
+      air_res_rank_finish<DT>(P, D, row, c, r, b, G, s_fin, s_hist);
+      if (D.stamps) {
+        __syncthreads();
+        AIR_RES_STAMP(8);
+        if (threadIdx.x == 0 && b == 0) air_res_print(ts, 8, n, k, G, gridDim.y);
+      }
+      return;
+    }
     if (gather) {
-      /* 3. the last block of the row to get here takes the candidates */
+      /* 3. else the last block of the row to get here takes the candidates */
       __syncthreads();
       if (threadIdx.x == 0) s_flag = air_res_arrive(&ctrl->done) == G - 1;
       __syncthreads();
       AIR_RES_STAMP(7);
       if (s_flag) {
-        air_res_finish<DT>(P, D, row, c, r, level, s_hist, s_warp, &s_choice);
+        air_res_finish<DT>(P, D, row, c, r, level, s_fin, s_hist, s_warp, &s_choice);
         __syncthreads();
         AIR_RES_STAMP(8);
         if (D.stamps && threadIdx.x == 0) air_res_print(ts, 8, n, k, G, gridDim.y);

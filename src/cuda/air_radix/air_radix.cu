@@ -199,14 +199,15 @@ static const int64_t AIR_ONE_SMEM_BUDGET = 45056;
 /* RESIDENT by default (where it fits) where it measured faster than CLUSTER (docs/perf-notes.md
  * v0.17; f32 and bf16 normal, rows of 32000..262144 and one of 2^20; graph replay and topk bench):
  *  - k <= AIR_RES_SMALL_K (few candidates: the rank finish): 1-4 rows of >= 32000. f32 1 x 262144,
- *    k = 50: 13.3 against 18.3 us; k = 16..512 (topk bench): 0.75-0.87x CLUSTER's time at 1 x
- *    151936..262144, 0.79-0.99x at 4 rows but for bf16 4 x 262144, k = 512 (1.08x) and k = 256
- *    at 32000 (1.01-1.05x). Not one 16-bit row of < 65536 (bf16 1 x 32000, k = 50: 15.0 against
- *    13.9 us), nor 8 rows (bf16 8 x 151936, k = 50: 21.9 against 17.9).
+ *    k = 50: 13.3 against 18.3 us. k = 16..512 (topk bench, RESIDENT / CLUSTER): 0.75-0.99x at
+ *    1 x 151936..262144; 0.79-1.08x at 32000 and at 4 rows, the losses k = 256 at 32000
+ *    (1.01-1.05x) and k = 512 for bf16 4 x 32000 (1.01x) and 4 x 262144 (1.08x). Not one 16-bit
+ *    row of < 65536 (bf16 1 x 32000, k = 50: 15.0 against 13.9 us), nor 8 rows (bf16 8 x 151936,
+ *    k = 50: 21.9 against 17.9).
  *  - larger k (the radix finish for most rows): rows of >= 2^18 in 1-2 rows (f32 1 x 262144,
- *    k = 1024: 14.7 against 19.5 us; 1 x 2^20: 21.3 against 29.0), and f32 rows of < 65536
- *    (2-8 x 32000, k = 1024: 14.4-15.0 against 14.6-17.1); not 1-4 rows of 128256..151936
- *    (f32 2 x 151936: 20.4 against 19.9; bf16 4 x 151936: 25.7 against 18.8). */
+ *    k = 1024: 14.7 against 19.5 us; 1 x 2^20, too long for CLUSTER: 21.3 against FUSED's 29.0),
+ *    and f32 rows of < 65536 (2-8 x 32000, k = 1024: 14.4-15.0 against 14.6-17.1); not 1-4 rows
+ *    of 128256..151936 (f32 2 x 151936: 20.4 against 19.9; bf16 4 x 151936: 25.7 against 18.8). */
 static const int64_t AIR_RES_SMALL_K = 512;
 static const int64_t AIR_RES_MIN_N = 32000;
 static const int64_t AIR_RES_SHORT_N = 65536;

@@ -220,7 +220,7 @@ TEST(k_extremes) {
 
 /*
  * The RESIDENT path (one cooperative launch, rows in registers; forced here, the default only
- * for 1-4 rows of >= 32000 and some larger-k shapes, res_by_default): every <= 4-byte dtype and direction, every distribution (each way out of the
+ * where res_by_default measured it faster): every <= 4-byte dtype and direction, every distribution (each way out of the
  * passes: early stop, the rank finish, the radix finish with its index digits, more passes, the tie path), k from 1
  * to beyond the finish's capacity, misaligned strides (head and tail elements), one block per
  * row and the most a row can hold, index types, sorted.

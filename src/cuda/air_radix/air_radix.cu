@@ -17,8 +17,8 @@
  *              sort (AIR_OUT_BLOCK, below), else the CUB sort and decode launches.
  *   RESIDENT   (after ONE-BLOCK) uniform rows of 2- or 4-byte keys, k < n < 2^31, whose
  *              blocks of 256 threads x 8 vectors fit the GPU at one block per SM; taken
- *              by default only where measured faster (res_by_default: 1-4 rows of
- *              >= 32000 for k <= 512, fewer shapes for larger k), forced with
+ *              by default only where measured faster on normal and uniform rows
+ *              (res_by_default: 1-2 long rows, 1-4 for 16-bit keys and k <= 64), forced with
  *              TOPK_AIR_PATH=resident: one cooperative launch, each row spread over many
  *              blocks that hold it in registers (air_resident_kernels.cuh); cross-block
  *              passes until the chosen bin holds <= AIR_RES_CAP candidates, then every
@@ -196,21 +196,22 @@ static const int64_t AIR_ROWS_HALF_MIN_N = (int64_t)1 << 16;
  * 0.199 ms; but 4096 x 32768, k = 2048: 0.80 against 0.62 ms, 256 x 32000: 0.053 against 0.045. */
 static const int64_t AIR_ROWS_16_MIN_N = (int64_t)1 << 17;
 static const int64_t AIR_ONE_SMEM_BUDGET = 45056;
-/* RESIDENT by default (where it fits) where it measured faster than CLUSTER (docs/perf-notes.md
- * v0.17; f32 and bf16 normal, rows of 32000..262144 and one of 2^20; graph replay and topk bench):
- *  - k <= AIR_RES_SMALL_K (few candidates: the rank finish): 1-4 rows of >= 32000. f32 1 x 262144,
- *    k = 50: 13.3 against 18.3 us. k = 16..512 (topk bench, RESIDENT / CLUSTER): 0.75-0.99x at
- *    1 x 151936..262144; 0.79-1.08x at 32000 and at 4 rows, the losses k = 256 at 32000
- *    (1.01-1.05x) and k = 512 for bf16 4 x 32000 (1.01x) and 4 x 262144 (1.08x). Not one 16-bit
- *    row of < 65536 (bf16 1 x 32000, k = 50: 15.0 against 13.9 us), nor 8 rows (bf16 8 x 151936,
- *    k = 50: 21.9 against 17.9).
- *  - larger k (the radix finish for most rows): rows of >= 2^18 in 1-2 rows (f32 1 x 262144,
- *    k = 1024: 14.7 against 19.5 us; 1 x 2^20, too long for CLUSTER: 21.3 against FUSED's 29.0),
- *    and f32 rows of < 65536 (2-8 x 32000, k = 1024: 14.4-15.0 against 14.6-17.1); not 1-4 rows
- *    of 128256..151936 (f32 2 x 151936: 20.4 against 19.9; bf16 4 x 151936: 25.7 against 18.8). */
-static const int64_t AIR_RES_SMALL_K = 512;
-static const int64_t AIR_RES_MIN_N = 32000;
-static const int64_t AIR_RES_SHORT_N = 65536;
+/* RESIDENT by default (where it fits) where it measured faster than the path the rule chose
+ * before, on normal and uniform rows (docs/perf-notes.md v0.17; f32 and bf16; ratios are times
+ * against CLUSTER's, from topk bench and graph replay): rows of >= 100000, k <= 1024 (the
+ * largest k measured), and
+ *  - 4-byte keys: one row, or two of >= 2^18. f32 1 x 262144, k = 50: 13.2 against 18.3 us
+ *    (normal, graph replay), 22.5 against 25.1 (uniform, topk bench). 1 x 128256..151936:
+ *    0.75-0.87x (normal, k <= 512; 1.01x at k = 1024), 0.96-1.01x (uniform). 1 x 2^20, too
+ *    long for CLUSTER: 20.1-21.3 against FUSED's 27.6-29.0 us. Not 4 rows (uniform 1.01-1.17x)
+ *    nor rows of < 100000 (uniform 1.09-1.44x at 32000 and 65536).
+ *  - 16-bit keys: k <= AIR_RES_SMALL_K in 1-4 rows of <= 2^18 (bf16 k = 16..64: 0.77-0.97x
+ *    normal, 0.82-1.02x uniform), or one row of >= 2^18 (1 x 262144, k = 512: 0.85x normal,
+ *    0.80x uniform; k = 1024: 0.83x / 1.06x; 1 x 2^20: 20.8-23.4 against 25.5-38.3 us). Not
+ *    larger k in shorter rows or more rows (uniform 1.09-1.33x). */
+static const int64_t AIR_RES_SMALL_K = 64;
+static const int64_t AIR_RES_MAX_K = 1024;
+static const int64_t AIR_RES_MIN_N = 100000;
 static const int64_t AIR_RES_LONG_N = (int64_t)1 << 18;
 static const int AIR_RES_TARGET_VECS = 2;
 enum { MAX_PASSES = AIR_MAX_PASSES };
@@ -366,9 +367,10 @@ static int res_fits(const topk_problem* p, const topk_device_info* dev, int es) 
 
 /* Where RESIDENT is the default (it must fit too): the measured rule above AIR_RES_SMALL_K. */
 static int res_by_default(const topk_problem* p, int es) {
-  if (p->n < AIR_RES_MIN_N) return 0;
-  if (p->k <= AIR_RES_SMALL_K) return p->batch <= 4 && !(es == 2 && p->batch == 1 && p->n < AIR_RES_SHORT_N);
-  return (p->n >= AIR_RES_LONG_N && p->batch <= 2) || (es == 4 && p->n < AIR_RES_SHORT_N);
+  if (p->n < AIR_RES_MIN_N || p->k > AIR_RES_MAX_K) return 0;
+  if (es == 4) return p->batch == 1 || (p->batch == 2 && p->n >= AIR_RES_LONG_N);
+  return (p->k <= AIR_RES_SMALL_K && p->batch <= 4 && p->n <= AIR_RES_LONG_N) ||
+         (p->batch == 1 && p->n >= AIR_RES_LONG_N);
 }
 
 /* ---- CUB calls: one definition for the size query (temp == NULL) and the run */

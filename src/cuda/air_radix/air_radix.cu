@@ -365,7 +365,7 @@ static int res_fits(const topk_problem* p, const topk_device_info* dev, int es) 
          p->batch * res_min_blocks(p->n, es) <= sms && res_min_blocks(p->n, es) <= AIR_RES_MAX_BLOCKS;
 }
 
-/* Where RESIDENT is the default (it must fit too): the measured rule above AIR_RES_SMALL_K. */
+/* Where RESIDENT is the default (it must fit too): the measured rule in the comment on AIR_RES_SMALL_K. */
 static int res_by_default(const topk_problem* p, int es) {
   if (p->n < AIR_RES_MIN_N || p->k > AIR_RES_MAX_K) return 0;
   if (es == 4) return p->batch == 1 || (p->batch == 2 && p->n >= AIR_RES_LONG_N);

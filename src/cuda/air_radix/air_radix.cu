@@ -808,12 +808,14 @@ static topk_status launch_rows(const air_layout* L, air_params P, int64_t batch,
 template <topk_dtype DT>
 static topk_status launch_resident(const air_layout* L, air_params P, int64_t batch, char* base,
                                    const topk_device_info* dev, cudaStream_t stream) {
-  static int occ_known[64]; /* per device ordinal: resident blocks per SM + 1; 0: not asked */
+  /* per device ordinal: resident blocks per SM + 1, 0 until asked (the query is host time on
+   * a latency path); relaxed atomics, since plans may run from several host threads */
+  static int occ_known[64];
   const int ord = dev ? dev->ordinal : -1;
-  int occ = ord >= 0 && ord < 64 ? occ_known[ord] - 1 : -1;
+  int occ = ord >= 0 && ord < 64 ? __atomic_load_n(&occ_known[ord], __ATOMIC_RELAXED) - 1 : -1;
   if (occ < 0) {
     TOPK_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, air_resident_kernel<DT>, AIR_RES_THREADS, 0));
-    if (ord >= 0 && ord < 64) occ_known[ord] = occ + 1;
+    if (ord >= 0 && ord < 64) __atomic_store_n(&occ_known[ord], occ + 1, __ATOMIC_RELAXED);
   }
   if (occ < 1) occ = 1;
   const int sms = dev && dev->sm_count > 0 ? dev->sm_count : 1;

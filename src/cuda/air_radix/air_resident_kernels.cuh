@@ -270,8 +270,8 @@ __host__ __device__ __forceinline__ unsigned air_res_rank_lanes(unsigned mb) {
   return L;
 }
 __host__ __device__ __forceinline__ bool air_res_rank_fits(unsigned c, unsigned G) {
-  const unsigned mb = (c + G - 1) / G;
-  return mb <= AIR_RES_THREADS && (c + air_res_rank_lanes(mb) - 1) / air_res_rank_lanes(mb) <= AIR_RES_RANK_ITERS;
+  const unsigned mb = (c + G - 1) / G, L = air_res_rank_lanes(mb);
+  return mb <= AIR_RES_THREADS && (c + L - 1) / L <= AIR_RES_RANK_ITERS;
 }
 
 template <topk_dtype DT>
@@ -285,7 +285,8 @@ __device__ void air_res_rank_finish(const air_params& P, const air_res_desc& D, 
   const bool act = m < mb;
   const unsigned i = b + G * m; /* the candidate this thread ranks (act) */
   RawT raw = 0;
-  if (act && sub == 0) raw = __ldcg((const RawT*)D.cand_raw + row * AIR_RES_CAP + i); /* for the write */
+  /* the raw bits for the write (topk_from_rank_key cannot give back a NaN's payload) */
+  if (act && sub == 0) raw = __ldcg((const RawT*)D.cand_raw + row * AIR_RES_CAP + i);
   {
     constexpr int PER = AIR_RES_CAP / AIR_RES_THREADS;
     RawT rv[PER];

@@ -638,6 +638,10 @@ TEST(rows_path) {
           .path = "rows", .rows_bits = bits[b], .rows_cap = "64");
     }
   RUN(.dtype = TOPK_F32, .batch = 7, .n = 30001, .k = 999, .ld = 30003, .gen = {.dist = GEN_NORMAL}, .path = "rows");
+  /* a buffer of exactly 48 KB of dynamic shared memory with the kernel's static shared memory
+   * on top: the launch needs the opt-in attribute (topk_smem_needs_optin) */
+  RUN(.dtype = TOPK_F32, .batch = 3, .n = 20000, .k = 100, .gen = {.dist = GEN_NORMAL}, .path = "rows",
+      .rows_cap = "5120");
   RUN(.dtype = TOPK_BF16, .batch = 7, .n = 30001, .k = 999, .ld = 30007, .flags = TOPK_SORTED,
       .gen = {.dist = GEN_ALL_EQUAL}, .path = "rows", .rows_cap = "100");
   RUN(.dtype = TOPK_F32, .batch = 300, .n = 20000, .k = 1000, .gen = {.dist = GEN_UNIFORM});
@@ -651,10 +655,10 @@ TEST(rows_path) {
  * element passes: the compaction limit, then the passes over global memory) and all-equal
  * rows (a compaction that cannot free room) give up and must still be exact; rows whose
  * k-th key is tied many times; misaligned rows (scalar head and tail); both directions,
- * sorted or not, every key width, 64-bit indices.
+ * sorted or not, every dtype (each has its own raw-domain filter, topk_key_floor), 64-bit indices.
  */
 TEST(rows_stream) {
-  static const topk_dtype dts[] = {TOPK_F32, TOPK_F16, TOPK_BF16, TOPK_F64, TOPK_U32, TOPK_I64};
+  static const topk_dtype dts[] = {TOPK_F32, TOPK_F16, TOPK_BF16, TOPK_F64, TOPK_I32, TOPK_U32, TOPK_I64, TOPK_U64};
   static const char* const stream[] = {NULL, "0"};
   SKIP_WITHOUT_GPU();
   for (int d = 0; d < COUNT(dts); ++d)

@@ -784,17 +784,49 @@ static topk_status launch_one_block(const air_layout* L, air_params P, int64_t b
   return TOPK_SUCCESS;
 }
 
+/* TOPK_AIR_ROWS_BPS=2|3: ROWS' blocks per SM forced (measurement); 0: by rows_blocks_per_sm */
+static int env_rows_bps(void) {
+  const char* s = getenv("TOPK_AIR_ROWS_BPS");
+  const int b = s && *s ? atoi(s) : 0;
+  return b == 2 || b == 3 ? b : 0;
+}
+
+/*
+ * ROWS' blocks per SM: three (what the kernel's registers allow for keys of up to 4 bytes)
+ * stream faster than two (docs/perf-notes.md v0.18), but rows of one length finish together,
+ * so a last wave of few blocks per SM runs at the rate of a lone block. Two per SM where the
+ * last of at most four waves of three would be under half full and two fill theirs better
+ * (512 rows of 2^20 on 132 SMs: 396 + 116 blocks against 264 + 248).
+ */
+static int rows_blocks_per_sm(int64_t batch, int sms) {
+  const int forced = env_rows_bps();
+  if (forced) return forced;
+  const int64_t w3 = 3 * (int64_t)sms, w2 = 2 * (int64_t)sms;
+  if (batch <= w3 || (batch + w3 - 1) / w3 > 4) return 3;
+  const double fill3 = batch % w3 ? (double)(batch % w3) / (double)w3 : 1.0;
+  const double fill2 = batch % w2 ? (double)(batch % w2) / (double)w2 : 1.0;
+  return fill3 < 0.5 && fill2 > fill3 ? 2 : 3;
+}
+
 /* ROWS: one block per row, in launches of at most INT_MAX rows. */
 template <topk_dtype DT>
-static topk_status launch_rows(const air_layout* L, air_params P, int64_t batch, cudaStream_t stream) {
-  if (L->rows_smem > 48 * 1024)
-    TOPK_CUDA_TRY(cudaFuncSetAttribute(air_rows_kernel<DT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       (int)L->rows_smem));
+static topk_status launch_rows(const air_layout* L, air_params P, int64_t batch, const topk_device_info* dev,
+                               cudaStream_t stream) {
+  size_t smem = L->rows_smem;
+  if (dev && dev->sm_count > 0 && dev->smem_per_block_optin > 0 &&
+      rows_blocks_per_sm(batch, dev->sm_count) == 2) {
+    /* more than a third of the SM's shared memory (the opt-in maximum + the 1 KB reserved
+     * per block): two blocks fit, three do not */
+    const size_t third = (size_t)(dev->smem_per_block_optin + 1024) / 3 + 1024;
+    if (smem < third) smem = third;
+  }
+  if (topk_smem_needs_optin(smem))
+    TOPK_CUDA_TRY(cudaFuncSetAttribute(air_rows_kernel<DT>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
   for (int64_t row0 = 0; row0 < batch; row0 += INT_MAX) {
     const int64_t rows = batch - row0 < INT_MAX ? batch - row0 : INT_MAX;
     P.row0 = row0;
-    air_rows_kernel<DT><<<(unsigned)rows, AIR_THREADS, L->rows_smem, stream>>>(P, L->rows_first_bits,
-                                                                             (unsigned)L->rows_cap, L->rows_stream);
+    air_rows_kernel<DT><<<(unsigned)rows, AIR_THREADS, smem, stream>>>(P, L->rows_first_bits, (unsigned)L->rows_cap,
+                                                                       L->rows_stream);
     TOPK_CUDA_TRY_LAUNCH("air_rows_kernel");
   }
   return TOPK_SUCCESS;
@@ -862,7 +894,7 @@ static topk_status launch_select(const air_layout* L, const air_params& P, int64
   if constexpr (sizeof(typename topk_dtype_traits<DT>::raw_t) <= 4) {
     if (L->resident) return launch_resident<DT>(L, P, batch, base, dev, stream);
   }
-  if (L->rows) return launch_rows<DT>(L, P, batch, stream);
+  if (L->rows) return launch_rows<DT>(L, P, batch, dev, stream);
   if (L->adaptive) {
     TOPK_FORWARD_IF_ERROR((launch_one_block<DT, IdxT>(L, P, batch, stream)));
     return launch_fused<DT, IdxT>(L, P, batch, dev, stream);

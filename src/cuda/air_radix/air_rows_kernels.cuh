@@ -89,16 +89,22 @@ __device__ __forceinline__ unsigned air_rows_head(const RawT* row, unsigned len)
   return (a % sizeof(RawT)) != 0 || head > len ? len : head;
 }
 
+/* The vector filter of scans that offer every element. */
+struct air_rows_all {
+  __device__ __forceinline__ bool may_pass_any(const uint4&) const { return true; }
+};
+
 /* Calls f(raw, index) for the elements of this thread's U 16-byte vectors v[u] = vector
- * j0 + u * AIR_THREADS + threadIdx.x (those below nvec) of a row whose vectors start at element head. */
-template <typename RawT, int U, typename F>
+ * j0 + u * AIR_THREADS + threadIdx.x (those below nvec) of a row whose vectors start at element
+ * head, skipping the vectors where pre.may_pass_any is false. */
+template <typename RawT, int U, typename F, typename Pre>
 __device__ __forceinline__ void air_rows_offer_vecs(const uint4 (&v)[U], unsigned j0, unsigned nvec, unsigned head,
-                                                    F& f) {
+                                                    F& f, const Pre& pre) {
   constexpr int V = 16 / (int)sizeof(RawT);
 #pragma unroll
   for (int u = 0; u < U; ++u) {
     const unsigned j = j0 + (unsigned)(u * AIR_THREADS) + threadIdx.x;
-    if (j < nvec) {
+    if (j < nvec && pre.may_pass_any(v[u])) {
       union {
         uint4 q;
         RawT e[V];
@@ -129,7 +135,7 @@ __device__ __forceinline__ void air_rows_scan(const RawT* row, unsigned len, F& 
       const unsigned j = j0 + (unsigned)(u * AIR_THREADS) + threadIdx.x;
       if (j < nvec) v[u] = vp[j];
     }
-    air_rows_offer_vecs<RawT, AIR_ROWS_UNROLL>(v, j0, nvec, head, f);
+    air_rows_offer_vecs<RawT, AIR_ROWS_UNROLL>(v, j0, nvec, head, f, air_rows_all());
   }
   for (unsigned i = head + nvec * (unsigned)V + threadIdx.x; i < len; i += AIR_THREADS) f(row[i], i);
 }
@@ -187,9 +193,12 @@ __host__ __device__ constexpr int air_rows_stream_unroll(int es) { return es == 
 __host__ __device__ constexpr int air_rows_stream_round(int es) {
   return AIR_THREADS * air_rows_stream_unroll(es) * (16 / es);
 }
-/* Buffer entries the stream needs: k kept after a compaction, then two rounds of room. */
+/* Buffer entries the stream needs: k kept after a compaction, half a round of room, then a
+ * round's worth for the round that starts with the buffer at that room. Half a round of room
+ * (two until session 18) keeps the buffer of k <= ~2048 4-byte keys within the shared memory
+ * of three blocks per SM (docs/perf-notes.md v0.18). */
 __host__ __device__ __forceinline__ int64_t air_rows_stream_cap(int64_t k, int es) {
-  return (k + 2 * (int64_t)air_rows_stream_round(es) + 255) & ~(int64_t)255;
+  return (k + 3 * (int64_t)air_rows_stream_round(es) / 2 + 255) & ~(int64_t)255;
 }
 
 /*
@@ -278,6 +287,10 @@ __device__ bool air_rows_stream(const typename topk_dtype_traits<DT>::raw_t* row
   const unsigned room = cap - ROUND; /* the buffer may hold this many at a round's start */
   const unsigned target = k + (room - k) / 8;
   KeyT thr = 0;
+  /* Most vectors fail the threshold: a compare of values rejects them (the exact test in
+   * `offer` runs only on vectors with a possible candidate). Measured 1.05-1.25x on the rows
+   * suite at three blocks per SM (docs/perf-notes.md v0.18). */
+  topk_key_floor<DT> pre = topk_key_floor<DT>::make(thr, smallest);
   unsigned my_end = 0; /* 1 + the highest slot this thread claimed since the last compaction */
   int compactions = 0;
   auto offer = [&](RawT raw, unsigned idx) {
@@ -300,6 +313,7 @@ __device__ bool air_rows_stream(const typename topk_dtype_traits<DT>::raw_t* row
     if (++compactions > AIR_ROWS_STREAM_MAX_COMPACTIONS) return false;
     if (!air_rows_compact<KeyT, KB>(s_bkey, s_bidx, s_nbuf, s_hist, s_warp, s_choice, k, target, room, thr))
       return false;
+    pre = topk_key_floor<DT>::make(thr, smallest);
     my_end = 0;
     return true;
   };
@@ -324,7 +338,7 @@ __device__ bool air_rows_stream(const typename topk_dtype_traits<DT>::raw_t* row
   if (nvec > 0) load(cur, 0);
   for (unsigned j0 = 0; j0 < nvec; j0 += STEP_VEC) {
     if (j0 + STEP_VEC < nvec) load(nxt, j0 + STEP_VEC);
-    air_rows_offer_vecs<RawT, U>(cur, j0, nvec, head, offer);
+    air_rows_offer_vecs<RawT, U>(cur, j0, nvec, head, offer, pre);
     if (!step_done()) return false;
 #pragma unroll
     for (int u = 0; u < U; ++u) cur[u] = nxt[u];
@@ -338,11 +352,19 @@ __device__ bool air_rows_stream(const typename topk_dtype_traits<DT>::raw_t* row
   return true;
 }
 
+/*
+ * Blocks per SM the kernel's registers must allow: 3 for keys of up to 4 bytes (80 registers,
+ * no spills; their shared memory allows 3 for k up to ~2048), 2 for 64-bit keys (80 registers
+ * would spill ~150 bytes). The stream keeps one round of loads in flight per block, so
+ * resident blocks are what covers the memory latency (docs/perf-notes.md v0.18).
+ */
+__host__ __device__ constexpr int air_rows_min_blocks(size_t key_bytes) { return key_bytes == 8 ? 2 : 3; }
+
 /* Grid: one block per row (row P.row0 + blockIdx.x); AIR_THREADS threads; air_rows_smem_bytes. */
 /* stream: try the one-read start (air_rows_stream) first; needs cap >= air_rows_stream_cap(k, element size). */
 template <topk_dtype DT>
-__global__ void __launch_bounds__(AIR_THREADS) air_rows_kernel(const air_params P, const int first_bits,
-                                                               const unsigned cap, const int stream) {
+__global__ void __launch_bounds__(AIR_THREADS, air_rows_min_blocks(sizeof(typename topk_dtype_traits<DT>::key_t)))
+    air_rows_kernel(const air_params P, const int first_bits, const unsigned cap, const int stream) {
   typedef typename topk_dtype_traits<DT>::raw_t RawT;
   typedef typename topk_dtype_traits<DT>::key_t KeyT;
   constexpr int KB = topk_dtype_traits<DT>::bits;

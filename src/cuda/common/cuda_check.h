@@ -60,4 +60,13 @@ static inline topk_status topk_cuda_status_(cudaError_t err, const char* what, c
       return topk_cuda_status_(topk_err_, "launch of " kernel_name, __FILE__, __LINE__); \
   } while (0)
 
+/*
+ * Whether a launch with `bytes` of dynamic shared memory must first raise the kernel's
+ * cudaFuncAttributeMaxDynamicSharedMemorySize. Without it a kernel may take 48 KB minus its
+ * static shared memory, not 48 KB: a launch of exactly 48 KB dynamic by a kernel with 192 bytes
+ * of static shared memory fails (seen in session 18 with ROWS' buffer). Every kernel that
+ * asks here has under 1 KB of static shared memory, hence 47 KB.
+ */
+static inline int topk_smem_needs_optin(size_t bytes) { return bytes > 47u * 1024u; }
+
 #endif /* TOPK_CUDA_COMMON_CUDA_CHECK_H */

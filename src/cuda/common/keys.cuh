@@ -13,6 +13,8 @@
  *   topk_to_rank_key_nan_open<DT>  the rank key without NaN canonicalisation (NaNs
  *                           fall outside [topk_rank_key_lo, topk_rank_key_hi])
  *   topk_from_rank_key<DT>  a rank key back to its raw bits (every key but the NaN key)
+ *   topk_key_floor<DT>      a cheap superset test of "rank key >= thr" on raw elements
+ *                           (a float compare), for scans against a running threshold
  *   topk_to_sort_key<DT>    raw bits -> key where SMALLER is better: the complement
  *                           of the rank key, for ascending sorts that put the best first
  *   TOPK_DISPATCH_DTYPE     a runtime dtype -> compile-time DT switch, written once
@@ -23,7 +25,10 @@
 #ifndef TOPK_CUDA_COMMON_KEYS_CUH
 #define TOPK_CUDA_COMMON_KEYS_CUH
 
+#include <math.h>
 #include <stdint.h>
+
+#include <cuda_fp16.h>
 
 #include "../../common/keys.h"
 
@@ -103,6 +108,75 @@ topk_from_rank_key(typename topk_dtype_traits<DT>::key_t key, bool smallest) {
   const uint64_t k = smallest ? (~(uint64_t)key & topk_key_mask(DT)) : (uint64_t)key;
   return (typename topk_dtype_traits<DT>::raw_t)topk_bits_of_key(k, DT);
 }
+
+/* The type topk_key_floor compares in: the value's own (floats widened to float). */
+template <topk_dtype DT> struct topk_key_floor_value { typedef float type; };
+template <> struct topk_key_floor_value<TOPK_F64> { typedef double type; };
+template <> struct topk_key_floor_value<TOPK_I32> { typedef int32_t type; };
+template <> struct topk_key_floor_value<TOPK_U32> { typedef uint32_t type; };
+template <> struct topk_key_floor_value<TOPK_I64> { typedef int64_t type; };
+template <> struct topk_key_floor_value<TOPK_U64> { typedef uint64_t type; };
+
+/*
+ * A superset test of "rank key >= thr" on raw elements, for scans that reject most of them
+ * against a running threshold: the element's value is compared with the value of thr's key
+ * (f32: one FSETP, where the rank key with NaN canonicalisation costs five instructions;
+ * 16-bit floats widen first). It never rejects an element whose rank key is >= thr. For
+ * floats NaNs always pass and -0 compares equal to +0, so a few elements below thr may pass
+ * too: callers test those exactly (flushing subnormals to zero keeps it safe: the flush is
+ * monotone). For integers it is exact.
+ */
+template <topk_dtype DT> struct topk_key_floor {
+  typedef typename topk_dtype_traits<DT>::raw_t RawT;
+  typedef typename topk_dtype_traits<DT>::key_t KeyT;
+  typedef typename topk_key_floor_value<DT>::type ValT;
+  static constexpr bool is_float = DT == TOPK_F16 || DT == TOPK_BF16 || DT == TOPK_F32 || DT == TOPK_F64;
+  ValT t; /* elements whose value is below t (above t, smallest) fail */
+  bool smallest;
+
+  static __device__ __forceinline__ ValT value(RawT raw) {
+    if constexpr (DT == TOPK_F64) return __longlong_as_double((long long)raw);
+    else if constexpr (DT == TOPK_F32) return __uint_as_float((unsigned)raw);
+    else if constexpr (DT == TOPK_BF16) return __uint_as_float((unsigned)raw << 16);
+    else if constexpr (DT == TOPK_F16) return __half2float(__ushort_as_half((unsigned short)raw));
+    else return (ValT)raw;
+  }
+  static __device__ __forceinline__ topk_key_floor make(KeyT thr, bool smallest) {
+    topk_key_floor f;
+    f.smallest = smallest;
+    if constexpr (is_float) {
+      const ValT inf = (ValT)INFINITY;
+      /* keys above the best infinity's (or below the worst's) are NaN bit patterns */
+      if (thr > topk_rank_key_hi<DT>()) f.t = smallest ? -inf : inf;
+      else if (thr < topk_rank_key_lo<DT>()) f.t = smallest ? inf : -inf;
+      else f.t = value(topk_from_rank_key<DT>(thr, smallest));
+    } else {
+      f.t = value(topk_from_rank_key<DT>(thr, smallest));
+    }
+    return f;
+  }
+  __device__ __forceinline__ bool may_pass(RawT raw) const {
+    return smallest ? !(value(raw) > t) : !(value(raw) < t);
+  }
+  /* Whether any element of a 16-byte vector may pass (the direction tested once). */
+  __device__ __forceinline__ bool may_pass_any(const uint4& q) const {
+    constexpr int V = 16 / (int)sizeof(RawT);
+    union {
+      uint4 q;
+      RawT e[V];
+    } w;
+    w.q = q;
+    bool any = false;
+    if (smallest) {
+#pragma unroll
+      for (int i = 0; i < V; ++i) any |= !(value(w.e[i]) > t);
+    } else {
+#pragma unroll
+      for (int i = 0; i < V; ++i) any |= !(value(w.e[i]) < t);
+    }
+    return any;
+  }
+};
 
 /*
  * Smaller is better: the complement of the rank key, which is the rank key of the

@@ -356,10 +356,10 @@ __global__ void __launch_bounds__(qs_block_warps(CAP) * 32) qs_grid_merge_kernel
 
 /* ---- launchers ---- */
 
-/* Allows dynamic shared memory above the 48 KB default where a kernel needs it. */
+/* Allows dynamic shared memory above the default where a kernel needs it. */
 template <typename K>
 static cudaError_t qs_allow_smem(K kernel, size_t bytes) {
-  if (bytes <= 48 * 1024) return cudaSuccess;
+  if (!topk_smem_needs_optin(bytes)) return cudaSuccess;
   return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
 }
 

@@ -411,7 +411,7 @@ static int cluster_shape(int64_t len, int es, int* cs, int64_t* slice) {
   return 0;
 }
 
-/* ROWS' one-read start applies: rows of at least twice its buffer (k + two rounds of loads),
+/* ROWS' one-read start applies: rows of at least twice its buffer (k + 1.5 rounds of loads),
  * the buffer within AIR_ROWS_STREAM_SMEM. Measured (docs/perf-notes.md v0.13, same runs, f32
  * 4096 rows, k 64..2048): 0.43-1.01x the time of the two-read start at 65536 and 131072,
  * 0.90-1.22x at 16384 (the second read of such rows comes from L2). */

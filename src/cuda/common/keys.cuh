@@ -155,9 +155,6 @@ template <topk_dtype DT> struct topk_key_floor {
     }
     return f;
   }
-  __device__ __forceinline__ bool may_pass(RawT raw) const {
-    return smallest ? !(value(raw) > t) : !(value(raw) < t);
-  }
   /* Whether any element of a 16-byte vector may pass (the direction tested once). */
   __device__ __forceinline__ bool may_pass_any(const uint4& q) const {
     constexpr int V = 16 / (int)sizeof(RawT);

@@ -659,7 +659,7 @@ TEST(rows_path) {
  */
 TEST(rows_stream) {
   static const topk_dtype dts[] = {TOPK_F32, TOPK_F16, TOPK_BF16, TOPK_F64, TOPK_I32, TOPK_U32, TOPK_I64, TOPK_U64};
-  static const char* const stream[] = {NULL, "0"};
+  static const char* const stream[] = {NULL, "1", "0"};
   SKIP_WITHOUT_GPU();
   for (int d = 0; d < COUNT(dts); ++d)
     for (int g = 0; g < gpu_case_dist_count; ++g) {

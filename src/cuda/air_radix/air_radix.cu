@@ -231,7 +231,7 @@ typedef struct air_layout {
   int rows;             /* ROWS: air_rows_kernel, a block per row streaming it (rows_first_bits, rows_cap) */
   int rows_first_bits;
   int64_t rows_cap;
-  int rows_stream;      /* ROWS: the one-read start (air_rows_stream); rows_cap is then >= its need */
+  int rows_stream;      /* ROWS: AIR_ROWS_STREAM_OFF, _EXACT or _SPEC (air_rows_stream); rows_cap is then >= its need */
   size_t rows_smem;
   int key_bits;         /* 16, 32, 64 */
   int es;               /* element bytes */
@@ -314,10 +314,13 @@ static int64_t env_rows_cap(void) { /* 0: not forced */
   const long long c = s && *s ? atoll(s) : 0;
   return c >= 1 && c <= 16384 ? (int64_t)c : 0;
 }
-/* TOPK_AIR_ROWS_STREAM=0: ROWS without the one-read start (measurement, tests) */
+/* TOPK_AIR_ROWS_STREAM=0: ROWS without the one-read start; =1: without its speculative
+ * threshold (measurement, tests). Returns an AIR_ROWS_STREAM_OFF/EXACT/SPEC. */
 static int env_rows_stream(void) {
   const char* s = getenv("TOPK_AIR_ROWS_STREAM");
-  return !(s && strcmp(s, "0") == 0);
+  if (s && strcmp(s, "0") == 0) return AIR_ROWS_STREAM_OFF;
+  if (s && strcmp(s, "1") == 0) return AIR_ROWS_STREAM_EXACT;
+  return AIR_ROWS_STREAM_SPEC;
 }
 
 static int env_rows_first_bits(void) {
@@ -508,8 +511,9 @@ static topk_status plan_layout(const topk_problem* p, const topk_device_info* de
     const int64_t dflt = L->es == 8 ? AIR_ROWS_CAP_64 : AIR_ROWS_CAP, forced_cap = env_rows_cap();
     /* the one-read start where it fits, unless a smaller buffer is forced */
     const int64_t scap = air_rows_stream_cap(p->k, L->es);
-    L->rows_stream = env_rows_stream() && rows_stream_fits(p, L->es, L->rows_first_bits) &&
-                     (forced_cap == 0 || forced_cap >= scap);
+    L->rows_stream = rows_stream_fits(p, L->es, L->rows_first_bits) && (forced_cap == 0 || forced_cap >= scap)
+                         ? env_rows_stream()
+                         : AIR_ROWS_STREAM_OFF;
     L->rows_cap = forced_cap ? forced_cap : L->rows_stream && scap > dflt ? scap : dflt;
     L->rows_smem = (size_t)air_rows_smem_bytes(L->rows_first_bits, L->rows_cap, L->es);
   }

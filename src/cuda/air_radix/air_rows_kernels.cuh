@@ -185,8 +185,36 @@ __device__ __forceinline__ int air_rows_digit(KeyT key, unsigned idx, bool by_ke
  * all-equal rows) or after AIR_ROWS_STREAM_MAX_COMPACTIONS compactions (rows in ascending
  * order, where every element passes): the cost of such rows is bounded by that many
  * compactions plus the multi-pass path.
+ *
+ * Speculative thresholds (spec): keeping k entries after a compaction is what the invariant
+ * needs but not what a row in random order needs. After s of the row's n elements, about
+ * k s / n of the row's k best have been seen, so thr at the k_s-th best key seen, k_s =
+ * k s / n plus four standard deviations and 8 (air_rows_spec_keep), is below the row's k-th
+ * best key but for a vanishing fraction of random rows, and far fewer elements pass after it
+ * (about 1.3 k in all instead of k ln(n / cap): the compactions, the claims and the exact
+ * tests go with them). Such a thr is no longer proven, so the stream checks at the end: the
+ * buffer holds every element of the row with key >= thr, so when it holds at least k of them
+ * the row's k-th best key is >= thr and the buffer is complete as before; when it holds fewer
+ * (rows whose best elements come early, e.g. sorted in the wanted order) it returns
+ * AIR_ROWS_STREAM_TOO_FEW and the caller streams the row again without speculation.
  */
-enum { AIR_ROWS_STREAM_MAX_COMPACTIONS = 8, AIR_ROWS_COMPACT_E = 8 /* buffer entries per thread per compaction round */ };
+/* AIR_ROWS_COMPACT_E: buffer entries per thread per compaction round (8 spilled 48-64 bytes at 80
+ * registers once the speculative threshold's values were live; 4 spills nothing) */
+enum { AIR_ROWS_STREAM_MAX_COMPACTIONS = 8, AIR_ROWS_COMPACT_E = 4 };
+/* What air_rows_stream returns */
+enum { AIR_ROWS_STREAM_GAVE_UP = 0, AIR_ROWS_STREAM_OK = 1, AIR_ROWS_STREAM_TOO_FEW = 2 };
+/* The kernel's `stream` argument: no one-read start, the exact one, or the speculative one first */
+enum { AIR_ROWS_STREAM_OFF = 0, AIR_ROWS_STREAM_EXACT = 1, AIR_ROWS_STREAM_SPEC = 2 };
+
+/* Entries a speculative compaction keeps after `seen` of the row's len elements (above): the
+ * expected number of the row's k best among them, mu = k seen / len, plus 4 sqrt(mu) + 8; at
+ * most k. (Their number is hypergeometric with variance below mu; 4 sigma and the +8 for small
+ * mu put the chance that a random row needs the second stream near 1e-5.) */
+__device__ __forceinline__ unsigned air_rows_spec_keep(unsigned k, unsigned seen, float k_per_elem) {
+  const float mu = (float)seen * k_per_elem;
+  const float keep = mu + 4.0f * sqrtf(mu) + 8.0f;
+  return keep >= (float)k ? k : (unsigned)keep;
+}
 
 /* 16-byte loads per thread per round of the stream (16-bit keys: 2, else 4) and elements per round */
 __host__ __device__ constexpr int air_rows_stream_unroll(int es) { return es == 2 ? 2 : AIR_ROWS_UNROLL; }
@@ -269,15 +297,16 @@ __device__ bool air_rows_compact(KeyT* s_bkey, unsigned* s_bidx, unsigned* s_nbu
 }
 
 /*
- * Streams the row once into the buffer (above). Returns true (for all threads) when the
- * buffer then holds the row's k best, *s_nbuf entries; false when it gave up. Needs
- * cap >= air_rows_stream_cap(k, sizeof(RawT)) and k < len.
+ * Streams the row once into the buffer (above), speculatively when spec. Returns (the same for
+ * all threads) AIR_ROWS_STREAM_OK when the buffer then holds the row's k best, *s_nbuf entries;
+ * AIR_ROWS_STREAM_GAVE_UP when it gave up; AIR_ROWS_STREAM_TOO_FEW when a speculative threshold
+ * proved too high. Needs cap >= air_rows_stream_cap(k, sizeof(RawT)), k < len, *s_nbuf == 0.
  */
 template <topk_dtype DT>
-__device__ bool air_rows_stream(const typename topk_dtype_traits<DT>::raw_t* row, unsigned len, bool smallest,
-                                unsigned k, unsigned cap, typename topk_dtype_traits<DT>::key_t* s_bkey,
-                                unsigned* s_bidx, unsigned* s_nbuf, unsigned* s_hist, unsigned* s_warp,
-                                air_choice<unsigned>* s_choice) {
+__device__ int air_rows_stream(const typename topk_dtype_traits<DT>::raw_t* row, unsigned len, bool smallest,
+                               unsigned k, bool spec, unsigned cap, typename topk_dtype_traits<DT>::key_t* s_bkey,
+                               unsigned* s_bidx, unsigned* s_nbuf, unsigned* s_hist, unsigned* s_warp,
+                               air_choice<unsigned>* s_choice) {
   typedef typename topk_dtype_traits<DT>::raw_t RawT;
   typedef typename topk_dtype_traits<DT>::key_t KeyT;
   constexpr int KB = topk_dtype_traits<DT>::bits;
@@ -287,6 +316,7 @@ __device__ bool air_rows_stream(const typename topk_dtype_traits<DT>::raw_t* row
   const unsigned room = cap - ROUND; /* the buffer may hold this many at a round's start */
   const unsigned target = k + (room - k) / 8;
   KeyT thr = 0;
+  const float k_per_elem = (float)k / (float)len;
   /* Most vectors fail the threshold: a compare of values rejects them (the exact test in
    * `offer` runs only on vectors with a possible candidate). Measured 1.05-1.25x on the rows
    * suite at three blocks per SM (docs/perf-notes.md v0.18). */
@@ -306,12 +336,16 @@ __device__ bool air_rows_stream(const typename topk_dtype_traits<DT>::raw_t* row
   const unsigned nvec = (len - head) / V;
   const uint4* vp = (const uint4*)(row + head);
   /* After each step (at most ROUND elements offered, so a step that starts with <= room
-   * entries cannot overflow the buffer): one barrier, and a compaction when some thread's last
-   * slot passed room. */
-  auto step_done = [&]() -> bool {
+   * entries cannot overflow the buffer; `seen` elements offered in all): one barrier, and a
+   * compaction when some thread's last slot passed room. A speculative compaction keeps
+   * about keep entries (its prefix may hold up to a quarter more, not the exact target's
+   * slack: every entry it keeps lowers thr). */
+  auto step_done = [&](unsigned seen) -> bool {
     if (!__syncthreads_or(my_end > room)) return true;
     if (++compactions > AIR_ROWS_STREAM_MAX_COMPACTIONS) return false;
-    if (!air_rows_compact<KeyT, KB>(s_bkey, s_bidx, s_nbuf, s_hist, s_warp, s_choice, k, target, room, thr))
+    const unsigned keep = spec ? air_rows_spec_keep(k, seen, k_per_elem) : k;
+    const unsigned tkeep = keep < k && keep + keep / 4 + 16 < target ? keep + keep / 4 + 16 : target;
+    if (!air_rows_compact<KeyT, KB>(s_bkey, s_bidx, s_nbuf, s_hist, s_warp, s_choice, keep, tkeep, room, thr))
       return false;
     pre = topk_key_floor<DT>::make(thr, smallest);
     my_end = 0;
@@ -322,7 +356,7 @@ __device__ bool air_rows_stream(const typename topk_dtype_traits<DT>::raw_t* row
     const unsigned end = head - pos < ROUND ? head : pos + ROUND;
     for (unsigned i = pos + threadIdx.x; i < end; i += AIR_THREADS) offer(row[i], i);
     pos = end;
-    if (!step_done()) return false;
+    if (!step_done(pos)) return AIR_ROWS_STREAM_GAVE_UP;
   }
   /* 16-byte loads, the next step's issued before this step is offered. (Two buffers used in
    * turn instead of this copy measured 1.15-1.35x slower: docs/perf-notes.md v0.13.) */
@@ -339,7 +373,8 @@ __device__ bool air_rows_stream(const typename topk_dtype_traits<DT>::raw_t* row
   for (unsigned j0 = 0; j0 < nvec; j0 += STEP_VEC) {
     if (j0 + STEP_VEC < nvec) load(nxt, j0 + STEP_VEC);
     air_rows_offer_vecs<RawT, U>(cur, j0, nvec, head, offer, pre);
-    if (!step_done()) return false;
+    const unsigned jn = j0 + STEP_VEC < nvec ? j0 + STEP_VEC : nvec;
+    if (!step_done(head + jn * (unsigned)V)) return AIR_ROWS_STREAM_GAVE_UP;
 #pragma unroll
     for (int u = 0; u < U; ++u) cur[u] = nxt[u];
   }
@@ -347,9 +382,10 @@ __device__ bool air_rows_stream(const typename topk_dtype_traits<DT>::raw_t* row
   const unsigned vend = head + nvec * (unsigned)V;
   if (vend < len) {
     for (unsigned i = vend + threadIdx.x; i < len; i += AIR_THREADS) offer(row[i], i);
-    if (!step_done()) return false;
+    if (!step_done(len)) return AIR_ROWS_STREAM_GAVE_UP;
   }
-  return true;
+  /* every step ended with a barrier: *s_nbuf is final for all threads */
+  return spec && *s_nbuf < k ? AIR_ROWS_STREAM_TOO_FEW : AIR_ROWS_STREAM_OK;
 }
 
 /*
@@ -392,10 +428,15 @@ __global__ void __launch_bounds__(AIR_THREADS, air_rows_min_blocks(sizeof(typena
   const unsigned long long imask = air_index_mask(ib);
   const unsigned k = (unsigned)P.k;
   bool streamed = false;
-  if (stream) {
+  /* the speculative stream first, then (if its threshold proved too high) the exact one */
+  for (int spec = stream == AIR_ROWS_STREAM_SPEC; stream != AIR_ROWS_STREAM_OFF; spec = 0) {
     if (threadIdx.x == 0) s_nbuf = 0;
     __syncthreads();
-    streamed = air_rows_stream<DT>(in_row, len, smallest, k, cap, s_bkey, s_bidx, &s_nbuf, s_hist, s_warp, &s_choice);
+    const int st = air_rows_stream<DT>(in_row, len, smallest, k, spec != 0, cap, s_bkey, s_bidx, &s_nbuf, s_hist,
+                                       s_warp, &s_choice);
+    streamed = st == AIR_ROWS_STREAM_OK;
+    if (st != AIR_ROWS_STREAM_TOO_FEW) break;
+    __syncthreads(); /* every thread read s_nbuf before it is reset */
   }
   /* streamed: the buffer holds the row's k best, and the passes below read only the buffer */
   unsigned nbuf = streamed ? s_nbuf : 0u;

@@ -341,7 +341,11 @@ __device__ int air_rows_stream(const typename topk_dtype_traits<DT>::raw_t* row,
    * about keep entries (its prefix may hold up to a quarter more, not the exact target's
    * slack: every entry it keeps lowers thr). */
   auto step_done = [&](unsigned seen) -> bool {
-    if (!__syncthreads_or(my_end > room)) return true;
+    /* Speculative: the first compaction comes after the first round, before the buffer fills,
+     * where it keeps a quarter of what it read or less (every later element is then tested
+     * against its thr: the rows of the dsa suite buffered two rounds whole before it). */
+    const bool early = spec && compactions == 0 && seen >= ROUND && air_rows_spec_keep(k, seen, k_per_elem) <= seen / 4;
+    if (!__syncthreads_or(my_end > room || early)) return true;
     if (++compactions > AIR_ROWS_STREAM_MAX_COMPACTIONS) return false;
     const unsigned keep = spec ? air_rows_spec_keep(k, seen, k_per_elem) : k;
     const unsigned tkeep = keep < k && keep + keep / 4 + 16 < target ? keep + keep / 4 + 16 : target;
@@ -564,7 +568,12 @@ __global__ void __launch_bounds__(AIR_THREADS, air_rows_min_blocks(sizeof(typena
     for (unsigned e = threadIdx.x; e < nbuf; e += AIR_THREADS) {
       const KeyT key = s_bkey[e];
       const unsigned idx = s_bidx[e];
-      if (air_rows_cmp<KeyT, KB>(key, idx, cur, ib, imask) >= 0) emit_one(in_row[idx], key, idx);
+      if (air_rows_cmp<KeyT, KB>(key, idx, cur, ib, imask) >= 0) {
+        /* Every key but a NaN's gives its raw bits back, so only NaNs (whose payload is kept) are
+         * gathered from the row, which the stream read long before (k scattered global reads a row). */
+        const bool nan_key = key > topk_rank_key_hi<DT>() || key < topk_rank_key_lo<DT>();
+        emit_one(nan_key ? in_row[idx] : topk_from_rank_key<DT>(key, smallest), key, idx);
+      }
     }
   } else if (cur.li == 0) {
     const int sc = KB - cur.lk, sp = KB - prev.lk; /* cur.lk >= first digit */

@@ -116,6 +116,14 @@ __device__ __forceinline__ void air_rows_offer_vecs(const uint4 (&v)[U], unsigne
   }
 }
 
+/* Element t (a runtime index) of a 16-byte vector of 16-bit elements, by selects rather than an
+ * indexed (local-memory) array. */
+__device__ __forceinline__ uint16_t air_rows_vec_elem16(const uint4& q, int t) {
+  const int wi = t >> 1;
+  const unsigned w = wi == 0 ? q.x : wi == 1 ? q.y : wi == 2 ? q.z : q.w;
+  return (uint16_t)(w >> (16 * (t & 1)));
+}
+
 /*
  * Calls f(raw, index) for every element of the row, each once, by the block's threads:
  * scalar up to the first 16-byte boundary, then AIR_ROWS_UNROLL 16-byte loads per
@@ -317,9 +325,9 @@ __device__ int air_rows_stream(const typename topk_dtype_traits<DT>::raw_t* row,
   const unsigned target = k + (room - k) / 8;
   KeyT thr = 0;
   const float k_per_elem = (float)k / (float)len;
-  /* Most vectors fail the threshold: a compare of values rejects them (the exact test in
-   * `offer` runs only on vectors with a possible candidate). Measured 1.05-1.25x on the rows
-   * suite at three blocks per SM (docs/perf-notes.md v0.18). */
+  /* Most elements fail the threshold: a compare of values rejects them, and only the rest get
+   * the exact test in `offer` (below). Measured 1.05-1.25x on the rows suite at three blocks
+   * per SM (docs/perf-notes.md v0.18). */
   topk_key_floor<DT> pre = topk_key_floor<DT>::make(thr, smallest);
   unsigned my_end = 0; /* 1 + the highest slot this thread claimed since the last compaction */
   int compactions = 0;
@@ -376,7 +384,24 @@ __device__ int air_rows_stream(const typename topk_dtype_traits<DT>::raw_t* row,
   if (nvec > 0) load(cur, 0);
   for (unsigned j0 = 0; j0 < nvec; j0 += STEP_VEC) {
     if (j0 + STEP_VEC < nvec) load(nxt, j0 + STEP_VEC);
-    air_rows_offer_vecs<RawT, U>(cur, j0, nvec, head, offer, pre);
+    if constexpr (sizeof(RawT) == 2) {
+      /* 16-bit keys: the exact test per element that may pass (packed compares, pass_mask), not
+       * per vector: with 8 elements a vector, most vectors of a dsa row hold one once thr nears
+       * the k-th key. Measured 1.15x on dsa bf16 4096 x 131072; the same loop for 32-bit keys
+       * measured 0.84-0.94x, so they keep the test per vector (docs/perf-notes.md v0.19). */
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const unsigned j = j0 + (unsigned)(u * AIR_THREADS) + threadIdx.x;
+        unsigned m = j < nvec ? pre.pass_mask(cur[u]) : 0u;
+        while (m) {
+          const int t = __ffs(m) - 1;
+          m &= m - 1;
+          offer((RawT)air_rows_vec_elem16(cur[u], t), head + j * (unsigned)V + (unsigned)t);
+        }
+      }
+    } else {
+      air_rows_offer_vecs<RawT, U>(cur, j0, nvec, head, offer, pre);
+    }
     const unsigned jn = j0 + STEP_VEC < nvec ? j0 + STEP_VEC : nvec;
     if (!step_done(head + jn * (unsigned)V)) return AIR_ROWS_STREAM_GAVE_UP;
 #pragma unroll
@@ -571,7 +596,8 @@ __global__ void __launch_bounds__(AIR_THREADS, air_rows_min_blocks(sizeof(typena
       if (air_rows_cmp<KeyT, KB>(key, idx, cur, ib, imask) >= 0) {
         /* Every key but a NaN's gives its raw bits back, so only NaNs (whose payload is kept) are
          * gathered from the row, which the stream read long before (k scattered global reads a row). */
-        const bool nan_key = key > topk_rank_key_hi<DT>() || key < topk_rank_key_lo<DT>();
+        bool nan_key = false;
+        if constexpr (topk_key_floor<DT>::is_float) nan_key = key > topk_rank_key_hi<DT>() || key < topk_rank_key_lo<DT>();
         emit_one(nan_key ? in_row[idx] : topk_from_rank_key<DT>(key, smallest), key, idx);
       }
     }

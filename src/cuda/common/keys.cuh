@@ -28,6 +28,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include "../../common/keys.h"
@@ -131,7 +132,8 @@ template <topk_dtype DT> struct topk_key_floor {
   typedef typename topk_dtype_traits<DT>::key_t KeyT;
   typedef typename topk_key_floor_value<DT>::type ValT;
   static constexpr bool is_float = DT == TOPK_F16 || DT == TOPK_BF16 || DT == TOPK_F32 || DT == TOPK_F64;
-  ValT t; /* elements whose value is below t (above t, smallest) fail */
+  ValT t;      /* elements whose value is below t (above t, smallest) fail */
+  unsigned t2; /* 16-bit floats: t's own bits in both halves, for packed compares */
   bool smallest;
 
   static __device__ __forceinline__ ValT value(RawT raw) {
@@ -153,6 +155,13 @@ template <topk_dtype DT> struct topk_key_floor {
     } else {
       f.t = value(topk_from_rank_key<DT>(thr, smallest));
     }
+    if constexpr (DT == TOPK_BF16) { /* t is a bf16 value or an infinity: exact */
+      const unsigned b = __bfloat16_as_ushort(__float2bfloat16_rn(f.t));
+      f.t2 = b | b << 16;
+    } else if constexpr (DT == TOPK_F16) {
+      const unsigned b = __half_as_ushort(__float2half_rn(f.t));
+      f.t2 = b | b << 16;
+    }
     return f;
   }
   /* Whether any element of a 16-byte vector may pass (the direction tested once). */
@@ -172,6 +181,26 @@ template <topk_dtype DT> struct topk_key_floor {
       for (int i = 0; i < V; ++i) any |= !(value(w.e[i]) < t);
     }
     return any;
+  }
+  /* 16-bit floats: bit i set where element i of a 16-byte vector may pass. */
+  __device__ __forceinline__ unsigned pass_mask(const uint4& q) const {
+    static_assert(DT == TOPK_BF16 || DT == TOPK_F16, "pass_mask: 16-bit floats");
+    /* two elements a compare: the unordered compares pass NaNs as the float ones do */
+    const unsigned wv[4] = {q.x, q.y, q.z, q.w};
+    unsigned m = 0;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      unsigned r;
+      if constexpr (DT == TOPK_BF16) {
+        const __nv_bfloat162 a = *(const __nv_bfloat162*)&wv[i], b = *(const __nv_bfloat162*)&t2;
+        r = smallest ? __hleu2_mask(a, b) : __hgeu2_mask(a, b);
+      } else {
+        const __half2 a = *(const __half2*)&wv[i], b = *(const __half2*)&t2;
+        r = smallest ? __hleu2_mask(a, b) : __hgeu2_mask(a, b);
+      }
+      m |= ((r & 1u) | (r >> 15 & 2u)) << (2 * i);
+    }
+    return m;
   }
 };
 

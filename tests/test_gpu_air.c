@@ -651,7 +651,9 @@ TEST(rows_path) {
 
 /*
  * ROWS' one-read start (air_rows_stream): rows long enough for several compactions of the
- * buffer, on every distribution, against the same rows without it; ascending rows (every
+ * buffer, on every distribution, with the speculative threshold (the default), the exact one
+ * ("1") and without the start ("0"); rows sorted in the wanted order (a speculative threshold
+ * too high: the row streams again with the exact rule); ascending rows (every
  * element passes: the compaction limit, then the passes over global memory) and all-equal
  * rows (a compaction that cannot free room) give up and must still be exact; rows whose
  * k-th key is tied many times; misaligned rows (scalar head and tail); both directions,

@@ -216,8 +216,9 @@ enum { AIR_ROWS_STREAM_OFF = 0, AIR_ROWS_STREAM_EXACT = 1, AIR_ROWS_STREAM_SPEC 
 
 /* Entries a speculative compaction keeps after `seen` of the row's len elements (above): the
  * expected number of the row's k best among them, mu = k seen / len, plus 4 sqrt(mu) + 8; at
- * most k. (Their number is hypergeometric with variance below mu; 4 sigma and the +8 for small
- * mu put the chance that a random row needs the second stream near 1e-5.) */
+ * most k. (Their number is hypergeometric with variance below mu: 4 standard deviations put the
+ * chance that a random row needs the second stream at ~3e-5 or less, and the +8 keeps it small
+ * where mu is small.) */
 __device__ __forceinline__ unsigned air_rows_spec_keep(unsigned k, unsigned seen, float k_per_elem) {
   const float mu = (float)seen * k_per_elem;
   const float keep = mu + 4.0f * sqrtf(mu) + 8.0f;

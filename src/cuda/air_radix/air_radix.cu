@@ -116,7 +116,8 @@
  * TOPK_AIR_ROWS_CAP (ROWS candidate buffer entries, 1..16384; default 4096, 2048 for
  * 64-bit keys, or what the one-read start needs), TOPK_AIR_ROWS_FIRST_BITS (ROWS first
  * digit, 8..13, default 11), TOPK_AIR_ROWS_STREAM=0 (ROWS without its one-read start; the
- * path choice is unchanged)
+ * path choice is unchanged), TOPK_AIR_ROWS_STREAM=1 (the one-read start without its
+ * speculative threshold), TOPK_AIR_ROWS_BPS=2|3 (ROWS' blocks per SM)
  * and TOPK_AIR_PATH=one|multi|fused|cluster|adaptive|rows|resident (force a path; tests use it).
  *
  * run() never allocates, synchronises or copies to the host; every launch is

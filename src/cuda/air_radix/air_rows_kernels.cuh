@@ -427,7 +427,9 @@ __device__ int air_rows_stream(const typename topk_dtype_traits<DT>::raw_t* row,
 __host__ __device__ constexpr int air_rows_min_blocks(size_t key_bytes) { return key_bytes == 8 ? 2 : 3; }
 
 /* Grid: one block per row (row P.row0 + blockIdx.x); AIR_THREADS threads; air_rows_smem_bytes. */
-/* stream: try the one-read start (air_rows_stream) first; needs cap >= air_rows_stream_cap(k, element size). */
+/* stream: AIR_ROWS_STREAM_SPEC or _EXACT tries the one-read start (air_rows_stream) first, the
+ * speculative one then the exact one if its threshold proves too high; needs cap >=
+ * air_rows_stream_cap(k, element size). AIR_ROWS_STREAM_OFF: the passes over global memory only. */
 template <topk_dtype DT>
 __global__ void __launch_bounds__(AIR_THREADS, air_rows_min_blocks(sizeof(typename topk_dtype_traits<DT>::key_t)))
     air_rows_kernel(const air_params P, const int first_bits, const unsigned cap, const int stream) {

@@ -36,6 +36,7 @@ typedef struct air_case {
   const char*    path;          /* "one", "multi", or NULL: the algorithm decides */
   const char*    alpha;         /* TOPK_AIR_ALPHA, or NULL for the default */
   const char*    cluster_cs;    /* TOPK_AIR_CLUSTER_CS, or NULL: the launch decides */
+  const char*    cluster_del;   /* TOPK_AIR_CLUSTER_DELEGATES ("0": no delegate start), or NULL for the default */
   const char*    rows_cap;      /* TOPK_AIR_ROWS_CAP (ROWS candidate buffer), or NULL for the default */
   const char*    rows_bits;     /* TOPK_AIR_ROWS_FIRST_BITS, or NULL for the default */
   const char*    rows_stream;   /* TOPK_AIR_ROWS_STREAM ("0": no one-read start), or NULL for the default */
@@ -59,6 +60,7 @@ static int run_case(const air_case* a) {
                       .env = {{"TOPK_AIR_PATH", a->path},
                               {"TOPK_AIR_ALPHA", a->alpha},
                               {"TOPK_AIR_CLUSTER_CS", a->cluster_cs},
+                              {"TOPK_AIR_CLUSTER_DELEGATES", a->cluster_del},
                               {"TOPK_AIR_ROWS_CAP", a->rows_cap},
                               {"TOPK_AIR_ROWS_FIRST_BITS", a->rows_bits},
                               {"TOPK_AIR_ROWS_STREAM", a->rows_stream},
@@ -118,6 +120,9 @@ TEST(sanitizer_small) {
       .path = "cluster");
   RUN(.dtype = TOPK_BF16, .batch = 1, .n = 100000, .k = 40, .flags = TOPK_SORTED, .gen = {.dist = GEN_NORMAL},
       .offsets = off_c4, .path = "cluster");
+  /* the cluster path's delegate start: done in it; after it, the radix passes (ascending rows) */
+  RUN(.dtype = TOPK_U64, .batch = 2, .n = 50000, .k = 64, .gen = {.dist = GEN_NORMAL}, .path = "cluster");
+  RUN(.dtype = TOPK_F32, .batch = 2, .n = 70001, .k = 50, .gen = {.dist = GEN_SORTED_ASC}, .path = "cluster");
   /* the adaptive path: a short row (one-block kernel) and a long one (fused kernel) */
   static const int64_t off_ad[] = {0, 2000, 402000};
   RUN(.dtype = TOPK_F32, .batch = 2, .n = 402000, .k = 100, .flags = TOPK_SORTED, .gen = {.dist = GEN_UNIFORM},
@@ -610,6 +615,54 @@ TEST(cluster_sizes) {
 }
 
 /*
+ * CLUSTER's delegate start (by default for k <= 128; TOPK_AIR_CLUSTER_DELEGATES=512 takes it
+ * up to 1024 delegates, 512 for 64-bit keys), on and off: every dtype and distribution in
+ * both directions, sorted or not; k at its smallest and at the default limit, one above it,
+ * and k = 512; sorted rows and all-equal rows (more candidates than rank 0 holds: the radix
+ * passes run after the start); ties at the k-th key across blocks (zipf); every cluster size
+ * (delegates that are maxima of several warps, or of a few threads), blocks with empty
+ * slices, misaligned rows, rows of k + 1.
+ */
+TEST(cluster_delegates) {
+  static const topk_dtype dts[] = {TOPK_F32, TOPK_F16, TOPK_BF16, TOPK_F64, TOPK_I32, TOPK_U32, TOPK_I64, TOPK_U64};
+  static const char* const del[] = {NULL, "0", "512"};
+  static const char* const sizes[] = {"1", "2", "4", "8", "16"};
+  SKIP_WITHOUT_GPU();
+  for (int d = 0; d < COUNT(dts); ++d) {
+    for (int g = 0; g < gpu_case_dist_count; ++g) {
+      const unsigned flags = (g + d) & 1 ? TOPK_SMALLEST : 0u;
+      RUN(.dtype = dts[d], .batch = 2, .n = 131072, .k = 50, .flags = flags, .gen = gpu_case_dists[g],
+          .path = "cluster");
+      RUN(.dtype = dts[d], .batch = 1, .n = 60001, .k = 128, .flags = (flags ^ TOPK_SMALLEST) | TOPK_SORTED,
+          .gen = gpu_case_dists[g], .path = "cluster");
+    }
+    for (int s = 0; s < COUNT(del); ++s) {
+      RUN(.dtype = dts[d], .batch = 3, .n = 32000, .k = 1, .gen = {.dist = GEN_NORMAL}, .path = "cluster",
+          .cluster_del = del[s]);
+      RUN(.dtype = dts[d], .batch = 2, .n = 100000, .k = 129, .flags = TOPK_SORTED, .gen = {.dist = GEN_UNIFORM},
+          .path = "cluster", .cluster_del = del[s]);
+      RUN(.dtype = dts[d], .batch = 2, .n = 200000, .k = 512, .flags = TOPK_SMALLEST, .gen = {.dist = GEN_NORMAL},
+          .path = "cluster", .cluster_del = del[s]);
+      RUN(.dtype = dts[d], .batch = 2, .n = 50000, .k = 77, .ld = 50003, .index_type = TOPK_INDEX_I32,
+          .gen = {.dist = GEN_ZIPF}, .path = "cluster", .cluster_del = del[s]);
+    }
+  }
+  for (int c = 0; c < COUNT(sizes); ++c) {
+    RUN(.dtype = TOPK_F32, .batch = 2, .n = 100, .k = 5, .gen = {.dist = GEN_NORMAL}, .path = "cluster",
+        .cluster_cs = sizes[c]);
+    RUN(.dtype = TOPK_BF16, .batch = 2, .n = 129, .k = 128, .flags = TOPK_SMALLEST, .gen = {.dist = GEN_UNIFORM},
+        .path = "cluster", .cluster_cs = sizes[c]);
+    RUN(.dtype = TOPK_F32, .batch = 2, .n = 262144, .k = 64, .flags = TOPK_SORTED, .gen = {.dist = GEN_SORTED_DESC},
+        .path = "cluster", .cluster_cs = sizes[c]);
+    RUN(.dtype = TOPK_F64, .batch = 2, .n = 30000, .k = 3, .gen = {.dist = GEN_NORMAL}, .path = "cluster",
+        .cluster_cs = sizes[c]);
+    RUN(.dtype = TOPK_F32, .batch = 1, .n = 300000, .k = 500, .gen = {.dist = GEN_UNIFORM}, .path = "cluster",
+        .cluster_cs = sizes[c], .cluster_del = "512");
+  }
+  return TEST_OK;
+}
+
+/*
  * The ROWS path (a block per row, streamed): every distribution with the candidate buffer
  * at its default, tiny (cap 64: passes re-read the row until few candidates are left, and
  * ties are broken by index passes over global memory) and large; first digits of 8 and 13
@@ -727,6 +780,7 @@ TEST(large_n) {
   X(block_sort)           \
   X(cluster_shapes)       \
   X(cluster_sizes)        \
+  X(cluster_delegates)    \
   X(adaptive_rows)        \
   X(common_prefix)        \
   X(rows_path)            \

@@ -109,7 +109,9 @@
  * the same, 8 and 10 slower), TOPK_AIR_COMMON_PREFIX=0 (the one-block and cluster
  * passes start at the top bit instead of below the bits every key of the row shares),
  * TOPK_AIR_CLUSTER_CS=1|2|4|8|16 (the CLUSTER path's blocks per row, where at least the
- * plan's), TOPK_AIR_MIN_TILES (MULTI / FUSED tiles per block at least, default 4 / 1)
+ * plan's), TOPK_AIR_CLUSTER_DELEGATES=0|K (CLUSTER's delegate start off, or for k <= K),
+ * TOPK_AIR_CLUSTER_STAMPS=1 (CLUSTER's delegate start printf's its phase times),
+ * TOPK_AIR_MIN_TILES (MULTI / FUSED tiles per block at least, default 4 / 1)
  * TOPK_AIR_RES_VECS (RESIDENT 16-byte vectors a thread aims for, 1..8, default 2),
  * TOPK_AIR_RES_STAMPS=1 (RESIDENT: the finishing block printf's its phase times),
  * TOPK_AIR_RES_RANK=0 (RESIDENT: always the last block's radix finish, never the rank finish),
@@ -209,7 +211,10 @@ static const int64_t AIR_ONE_SMEM_BUDGET = 45056;
  *  - 16-bit keys: k <= AIR_RES_SMALL_K in 1-4 rows of <= 2^18 (bf16 k = 16..64: 0.77-0.97x
  *    normal, 0.82-1.02x uniform), or one row of >= 2^18 (1 x 262144, k = 512: 0.85x normal,
  *    0.80x uniform; k = 1024: 0.83x / 1.06x; 1 x 2^20: 20.8-23.4 against 25.5-38.3 us). Not
- *    larger k in shorter rows or more rows (uniform 1.09-1.33x). */
+ *    larger k in shorter rows or more rows (uniform 1.09-1.33x). CLUSTER with its delegate
+ *    start beats the first clause on normal rows (bf16 1-4 x 128256..2^18, k = 8 / 50: 0.80-
+ *    0.93x) but not on rows whose k-th key is tied hundreds of times (bf16 uniform: 1.30-
+ *    1.61x; docs/perf-notes.md v0.20), so RESIDENT keeps them. */
 static const int64_t AIR_RES_SMALL_K = 64;
 static const int64_t AIR_RES_MAX_K = 1024;
 static const int64_t AIR_RES_MIN_N = 100000;
@@ -285,6 +290,44 @@ static int env_cluster_cs(void) {
   const char* s = getenv("TOPK_AIR_CLUSTER_CS");
   const int c = s && *s ? atoi(s) : 0;
   return c >= 1 && c <= AIR_CLUSTER_MAX_BLOCKS && (c & (c - 1)) == 0 ? c : 0;
+}
+
+/*
+ * CLUSTER's delegate start (air_cluster_delegates) for k <= AIR_CLUSTER_DEL_K_MAX.
+ * TOPK_AIR_CLUSTER_DELEGATES=0 turns it off, =K (K >= 1) takes it for k <= K (measurement,
+ * tests); TOPK_AIR_CLUSTER_STAMPS=1 makes rank 0 printf its phase times (measurement).
+ */
+/* k <= 128: 0.70-1.03x the radix passes' time (f32, bf16 normal); k = 256: 1.17-1.69x (perf-notes v0.20) */
+static const int64_t AIR_CLUSTER_DEL_K_MAX = 128;
+static int64_t env_cluster_del_kmax(void) {
+  const char* s = getenv("TOPK_AIR_CLUSTER_DELEGATES");
+  if (!s || !*s) return AIR_CLUSTER_DEL_K_MAX;
+  const long long v = atoll(s);
+  return v >= 0 ? (int64_t)v : AIR_CLUSTER_DEL_K_MAX;
+}
+static int env_cluster_stamps(void) {
+  const char* s = getenv("TOPK_AIR_CLUSTER_STAMPS");
+  return s && strcmp(s, "1") == 0;
+}
+
+/*
+ * The delegate start's shape for clusters of cs blocks: *ndel = D delegates, the smallest
+ * power of two >= 2k (rank 0 then ranks ~1.39k candidates in rows of random order), >= 16
+ * (whole 16-byte groups when they are ranked) and >= cs; published by groups of the
+ * returned number of threads: a warp, or fewer where D needs more than a warp's worth.
+ * 0: no delegate start (k beyond the limit, or D over AIR_CLUSTER_DEL_MAX, half that for
+ * 64-bit keys: the scratch holds 4 KB of them).
+ */
+static int cluster_dgroup(int cs, int64_t k, int es, int* ndel) {
+  *ndel = 0;
+  if (k > env_cluster_del_kmax()) return 0;
+  const int64_t dmax = es == 8 ? AIR_CLUSTER_DEL_MAX / 2 : AIR_CLUSTER_DEL_MAX;
+  int64_t d = 16;
+  while (d < 2 * k || d < cs) d *= 2;
+  if (d > dmax || d > (int64_t)cs * AIR_CLUSTER_DEL_BLOCK_MAX) return 0;
+  const int64_t warps = (int64_t)cs * (AIR_CLUSTER_THREADS / 32);
+  *ndel = (int)d;
+  return d <= warps ? 32 : (int)((int64_t)AIR_CLUSTER_THREADS * cs / d);
 }
 
 /* TOPK_AIR_MIN_TILES=T: MULTI and FUSED blocks get at least T tiles each (measurement; else dflt) */
@@ -765,13 +808,15 @@ static topk_status launch_cluster(const air_layout* L, air_params P, int64_t bat
   size_t smem = (size_t)air_cluster_smem_bytes(slice, L->es);
   if (batch * cs <= sms && smem < spread) smem = spread;
   TOPK_CUDA_TRY(cudaFuncSetAttribute(air_cluster_kernel<DT>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+  int ndel;
+  const int dgrp = cluster_dgroup(cs, P.k, L->es, &ndel), stamps = env_cluster_stamps();
   for (int64_t row0 = 0; row0 < batch; row0 += 65535) {
     const int64_t rows = batch - row0 < 65535 ? batch - row0 : 65535;
     P.row0 = row0;
     cudaLaunchConfig_t cfg;
     cudaLaunchAttribute attr;
     cluster_config(&cfg, &attr, cs, rows, smem, stream);
-    TOPK_CUDA_TRY(cudaLaunchKernelEx(&cfg, air_cluster_kernel<DT>, P, slice));
+    TOPK_CUDA_TRY(cudaLaunchKernelEx(&cfg, air_cluster_kernel<DT>, P, slice, dgrp, ndel, stamps));
   }
   return TOPK_SUCCESS;
 }

@@ -1372,8 +1372,238 @@ __device__ __forceinline__ void air_cluster_choose(const cooperative_groups::clu
   __syncthreads();
 }
 
+/*
+ * The cluster kernel's delegate start (Dr. Top-k's delegates, paper 004 sec. 3, inside one
+ * cluster): for small k it replaces the radix passes, whose chain of block barriers and
+ * DSMEM rounds (~2 us a pass) leads an LLM-sampling call's time.
+ *  (1) Threads form groups of dgrp (a power of two); a group's largest key (of the vectors
+ *      its threads staged) is published, cs x 1024 / dgrp of them. The D delegates are the
+ *      maxima of runs of g = cs x 1024 / (dgrp x D) published ones (D >= cs, so a run lies
+ *      in one block): D follows k, not the cluster's size.
+ *  (2) After one cluster barrier every block reads the D delegates and ranks them (the same
+ *      answer in every block, no second barrier): thr = the k-th largest delegate. k groups
+ *      hold a key >= thr, so the row's k best all have keys >= thr. In rows of random order
+ *      about -D ln(1 - k / D) keys pass (1.39k at D = 2k).
+ *  (3) Every key >= thr goes to rank 0's candidate buffer (one DSMEM atomic a warp for its
+ *      slots), then a cluster barrier.
+ *  (4) Rank 0 ranks its candidates by (key, lower index): the candidate ranked r < k is
+ *      slot r (so the slots come out sorted, though sorted output is still sorted after).
+ * With more than air_cluster_del_cap candidates (rows whose best keys crowd a few groups,
+ * e.g. sorted rows, or many keys tied at thr) every block sees the same count and the radix
+ * passes run after the start. Ranking is quadratic (D^2 and c^2 compares over a block),
+ * which bounds D and the cap. Scratch: the histograms' space (AIR_CLUSTER_SCRATCH bytes),
+ * free until pass 0: [0, 4 KB) this block's delegates, [4 KB, 8 KB) the cluster's,
+ * [8 KB, 16 KB) rank 0's candidates (keys <= 32 bits: key << 32 | ~index; 64-bit keys:
+ * keys, then indices).
+ */
+enum {
+  AIR_CLUSTER_SCRATCH = 2 * AIR_CLUSTER_BINS * 4,
+  AIR_CLUSTER_DEL_BLOCK_MAX = 512, /* delegates per block at most (dgrp >= 2) */
+  AIR_CLUSTER_DEL_MAX = 1024,      /* delegates per cluster at most */
+  AIR_CLUSTER_CAND_MAX = 512       /* candidates rank 0 holds at most */
+};
+/* The candidates rank 0 takes for k (beyond them the radix passes run): ~2.9x the expected count at D = 2k. */
+__host__ __device__ __forceinline__ constexpr int air_cluster_del_cap(int64_t k) {
+  return 4 * k + 64 < AIR_CLUSTER_CAND_MAX ? (int)(4 * k + 64) : AIR_CLUSTER_CAND_MAX;
+}
+
+__device__ __forceinline__ unsigned long long air_cluster_now() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+/* Returns true when the row is done (the block returns), false when the radix passes must run. */
 template <topk_dtype DT>
-__global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(const air_params P, const int64_t slice) {
+__device__ bool air_cluster_delegates(const air_params& P, const cooperative_groups::cluster_group& cluster,
+                                      unsigned rank, unsigned cs, int64_t row, const air_row_extent& R, int64_t lo,
+                                      const typename topk_dtype_traits<DT>::key_t* s_key, int my_len, int nvec,
+                                      int dgrp, int D, unsigned char* scratch, unsigned* s_ccount,
+                                      typename air_cword<topk_dtype_traits<DT>::bits>::type* s_thr, unsigned long long t0,
+                                      bool stamps) {
+  typedef typename topk_dtype_traits<DT>::raw_t RawT;
+  typedef typename topk_dtype_traits<DT>::key_t KeyT;
+  constexpr int KB = topk_dtype_traits<DT>::bits;
+  typedef typename air_cword<KB>::type CT; /* also what shuffles take */
+  constexpr int NT = AIR_CLUSTER_THREADS, V = 16 / (int)sizeof(RawT), NW = (int)(16 / sizeof(CT));
+  static_assert(AIR_CLUSTER_DEL_BLOCK_MAX * sizeof(KeyT) <= 4096 &&
+                    (KB == 64 ? AIR_CLUSTER_DEL_MAX / 2 : AIR_CLUSTER_DEL_MAX) * sizeof(KeyT) <= 4096 &&
+                    AIR_CLUSTER_CAND_MAX * (KB == 64 ? 12 : 8) <= AIR_CLUSTER_SCRATCH - 8192,
+                "the delegate start's scratch layout");
+  KeyT* s_dmine = (KeyT*)scratch;
+  KeyT* s_dall = (KeyT*)(scratch + 4096);
+  unsigned long long* s_cand = (unsigned long long*)(scratch + 8192); /* composites, or 64-bit keys */
+  unsigned* s_cidx = (unsigned*)(s_cand + AIR_CLUSTER_CAND_MAX);      /* 64-bit keys: their indices */
+  const unsigned t = threadIdx.x, lane = t & 31;
+  const int db = NT / dgrp, g = (int)cs * db / D; /* published a block; published per delegate */
+  const int64_t k = P.k;
+  const unsigned cap = (unsigned)air_cluster_del_cap(k);
+  unsigned long long ts[8]; /* stamps only */
+#define AIR_CLUSTER_STAMP(i) \
+  if (stamps && t == 0) ts[i] = air_cluster_now()
+
+  /* this thread's keys (the vectors it staged, then its scalar tail): f(i, key) for each key >= lim */
+  auto each_key = [&](KeyT lim, auto&& f) {
+    const CT lim1 = KB == 16 ? (CT)(lim - 1) * (CT)0x10001u : (CT)(lim - 1);
+    for (int v = (int)t; v < nvec; v += NT) {
+      const uint4 q = ((const uint4*)s_key)[v];
+      if (lim != 0 && !air_any_gt(q, lim1, KB)) continue;
+      CT w[NW];
+      air_words(q, w);
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        const CT x = air_key_at<KB>(w, e);
+        if (x >= (CT)lim) f(v * V + e, (KeyT)x);
+      }
+    }
+    for (int i = nvec * V + (int)t; i < my_len; i += NT)
+      if (s_key[i] >= lim) f(i, s_key[i]);
+  };
+
+  /* (1) group maxima (an empty group's is 0); rank 0's counter and the threshold start at 0 */
+  AIR_CLUSTER_STAMP(0);
+  KeyT m = 0;
+  each_key((KeyT)0, [&](int, KeyT x) { m = x > m ? x : m; });
+  for (int o = 1; o < dgrp; o <<= 1) {
+    const KeyT x = (KeyT)__shfl_xor_sync(0xffffffffu, (CT)m, o);
+    m = x > m ? x : m;
+  }
+  if ((t & (dgrp - 1)) == 0) s_dmine[t / dgrp] = m;
+  if (t == 0) {
+    *s_ccount = 0;
+    *s_thr = 0;
+  }
+  cluster.sync(); /* (a) every block's delegates are out */
+  __syncthreads(); /* orders this block's own shared writes for compute-sanitizer, which sees no cluster barrier */
+  AIR_CLUSTER_STAMP(1);
+
+  /* (2) the k-th largest of the D delegates: L lanes a delegate, each comparing 16-byte groups */
+  if ((int)t < D) {
+    const int p0 = (int)t * g;
+    const KeyT* src_d = cluster.map_shared_rank(s_dmine, (unsigned)(p0 / db)) + p0 % db;
+    KeyT d = src_d[0];
+    for (int j = 1; j < g; ++j) d = src_d[j] > d ? src_d[j] : d;
+    s_dall[t] = d;
+  }
+  __syncthreads();
+  {
+    constexpr int PER = 16 / (int)sizeof(KeyT); /* delegates in a group */
+    const int ng = D / PER;                     /* D >= 16: whole groups */
+    int L = NT / D < 32 ? NT / D : 32;
+    if (L > ng) L = ng;
+    const int i = (int)t / L, s = (int)t % L;
+    const bool live = i < D;
+    const CT d = live ? (CT)s_dall[i] : (CT)0;
+    unsigned gt = 0, ge = 0;
+    if (live)
+      for (int j = s; j < ng; j += L) {
+        CT w[NW];
+        air_words(((const uint4*)s_dall)[j], w);
+#pragma unroll
+        for (int e = 0; e < PER; ++e) {
+          const CT x = air_key_at<KB>(w, e);
+          gt += x > d;
+          ge += x >= d;
+        }
+      }
+    for (int o = 1; o < L; o <<= 1) {
+      gt += __shfl_xor_sync(0xffffffffu, gt, o);
+      ge += __shfl_xor_sync(0xffffffffu, ge, o);
+    }
+    if (live && s == 0 && (int64_t)gt < k && k <= (int64_t)ge) atomicMax(s_thr, d); /* equal delegates: one key */
+  }
+  __syncthreads();
+  const KeyT thr = (KeyT)*s_thr; /* 0 if none qualified (only with D < k): every key passes, the count overflows */
+  AIR_CLUSTER_STAMP(2);
+
+  /* (3) this thread's keys >= thr, counted, then written to the slots one atomic a warp claimed */
+  unsigned c = 0;
+  each_key(thr, [&](int, KeyT) { ++c; });
+  const unsigned x = air_warp_incl_sum(c);
+  unsigned base = 0;
+  unsigned* cnt0 = cluster.map_shared_rank(s_ccount, 0u);
+  if (lane == 31 && x > 0) base = atomicAdd(cnt0, x);
+  unsigned slot = __shfl_sync(0xffffffffu, base, 31) + x - c;
+  AIR_CLUSTER_STAMP(3);
+  if (c > 0 && slot < cap) {
+    unsigned long long* cand0 = cluster.map_shared_rank(s_cand, 0u);
+    unsigned* cidx0 = cluster.map_shared_rank(s_cidx, 0u);
+    each_key(thr, [&](int i, KeyT key) {
+      if (slot < cap) {
+        const unsigned idx = (unsigned)(lo + i);
+        if constexpr (KB == 64) {
+          cand0[slot] = (unsigned long long)key;
+          cidx0[slot] = idx;
+        } else {
+          cand0[slot] = ((unsigned long long)key << 32) | (unsigned long long)~idx;
+        }
+      }
+      ++slot;
+    });
+  }
+  cluster.sync(); /* (b) every candidate is in rank 0 */
+  AIR_CLUSTER_STAMP(4);
+  const unsigned total = *cnt0;
+  /* after the last read of another block's memory: rank 0 waits on this arrival before it leaves */
+  asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+  if (total > cap) { /* every block reads the same total: all take the radix passes */
+    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+    __syncthreads(); /* as after (a): the passes rewrite this scratch */
+    return false;
+  }
+  if (rank != 0) return true;
+  __syncthreads(); /* as after (a): rank 0's own candidates */
+
+  /* (4) rank 0: each candidate's rank among the nc, L lanes a candidate, two candidates a load */
+  const int nc = (int)total;
+  int L = 1;
+  while (L < 32 && 2 * L * nc <= NT) L *= 2;
+  const RawT* in_row = (const RawT*)P.in + R.start;
+  for (int i0 = 0; i0 < nc; i0 += NT / L) { /* one round unless nc > NT / L */
+    const int i = i0 + (int)t / L, s = (int)t % L;
+    const bool live = i < nc;
+    const unsigned long long ci = live ? s_cand[i] : 0ull;
+    unsigned r = 0;
+    if constexpr (KB == 64) {
+      const unsigned ii = live ? s_cidx[i] : 0u;
+      if (live)
+        for (int j = s; j < nc; j += L) {
+          const unsigned long long cj = s_cand[j];
+          r += cj > ci || (cj == ci && s_cidx[j] < ii);
+        }
+    } else {
+      if (live)
+        for (int j = 2 * s; j < nc; j += 2 * L) { /* s_cand is 16-byte aligned */
+          const ulonglong2 p2 = *(const ulonglong2*)(s_cand + j);
+          r += (p2.x > ci) + (j + 1 < nc && p2.y > ci);
+        }
+    }
+    for (int o = 1; o < L; o <<= 1) r += __shfl_xor_sync(0xffffffffu, r, o);
+    if (live && s == 0 && (int64_t)r < k) {
+      const KeyT key = KB == 64 ? (KeyT)ci : (KeyT)(ci >> 32);
+      const unsigned idx = KB == 64 ? s_cidx[i] : ~(unsigned)ci;
+      bool nan_key = false;
+      if constexpr (topk_key_floor<DT>::is_float) nan_key = key > topk_rank_key_hi<DT>() || key < topk_rank_key_lo<DT>();
+      const RawT raw = nan_key ? in_row[idx] : topk_from_rank_key<DT>(key, P.smallest != 0);
+      air_emit(P, row, (int64_t)r, raw, key, idx);
+    }
+  }
+  AIR_CLUSTER_STAMP(5);
+  asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory"); /* no block reads this one's memory any more */
+  if (stamps && t == 0) {
+    AIR_CLUSTER_STAMP(6);
+    printf("CLUSTAMP n=%lld k=%lld cs=%u D=%d c=%u", (long long)R.len, (long long)k, cs, D, total);
+    for (int q = 0; q <= 6; ++q) printf(" %d:%llu", q, ts[q] - t0);
+    printf("\n");
+  }
+#undef AIR_CLUSTER_STAMP
+  return true;
+}
+
+template <topk_dtype DT>
+__global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(const air_params P, const int64_t slice,
+                                                                           const int dgrp, const int ndel,
+                                                                           const int stamps) {
   typedef typename topk_dtype_traits<DT>::raw_t RawT;
   typedef typename topk_dtype_traits<DT>::key_t KeyT;
   constexpr int KB = topk_dtype_traits<DT>::bits;
@@ -1385,6 +1615,7 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
   cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
   const unsigned rank = cluster.block_rank();
   const unsigned cs = cluster.num_blocks();
+  const unsigned long long t0 = stamps ? air_cluster_now() : 0ull;
 
   extern __shared__ __align__(16) unsigned char air_stage_smem[];
   KeyT* s_key = (KeyT*)air_stage_smem; /* the slice's rank keys */
@@ -1397,6 +1628,8 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
   __shared__ unsigned long long s_ao[2 * NWARP];
   __shared__ unsigned long long s_ao_blk[2]; /* this block's AND and OR of its keys, read by every rank */
   __shared__ air_choice<unsigned> s_choice;
+  __shared__ unsigned s_ccount; /* delegate start: rank 0's candidate count */
+  __shared__ CT s_thr;          /* delegate start: the k-th largest delegate */
 
   const int64_t row = P.row0 + blockIdx.y;
   const air_row_extent R = air_row(P, row);
@@ -1471,6 +1704,10 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
     blk_o = o;
     blk_c = P.common_prefix && my_len > 0 ? air_common_bits<KB>(a, o) : 0;
   }
+  /* small k: the delegate start (cluster-uniform; air_block_and_or made the staged slice visible) */
+  if (dgrp > 0 && air_cluster_delegates<DT>(P, cluster, rank, cs, row, R, lo, s_key, my_len, nvec, dgrp, ndel,
+                                            (unsigned char*)s_hist2, &s_ccount, &s_thr, t0, stamps != 0))
+    return;
   unsigned long long pk = 0;
   int level = 0;
   /*

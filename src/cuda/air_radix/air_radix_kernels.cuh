@@ -1407,7 +1407,8 @@ __host__ __device__ __forceinline__ constexpr int air_cluster_del_cap(int64_t k)
   return 4 * k + 64 < AIR_CLUSTER_CAND_MAX ? (int)(4 * k + 64) : AIR_CLUSTER_CAND_MAX;
 }
 
-__device__ __forceinline__ unsigned long long air_cluster_now() {
+/* %globaltimer in ns, for the paths' phase stamps (measurement only) */
+__device__ __forceinline__ unsigned long long air_now() {
   unsigned long long t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
@@ -1440,7 +1441,7 @@ __device__ bool air_cluster_delegates(const air_params& P, const cooperative_gro
   const unsigned cap = (unsigned)air_cluster_del_cap(k);
   unsigned long long ts[8]; /* stamps only */
 #define AIR_CLUSTER_STAMP(i) \
-  if (stamps && t == 0) ts[i] = air_cluster_now()
+  if (stamps && t == 0) ts[i] = air_now()
 
   /* this thread's keys (the vectors it staged, then its scalar tail): f(i, key) for each key >= lim */
   auto each_key = [&](KeyT lim, auto&& f) {
@@ -1582,10 +1583,7 @@ __device__ bool air_cluster_delegates(const air_params& P, const cooperative_gro
     if (live && s == 0 && (int64_t)r < k) {
       const KeyT key = KB == 64 ? (KeyT)ci : (KeyT)(ci >> 32);
       const unsigned idx = KB == 64 ? s_cidx[i] : ~(unsigned)ci;
-      bool nan_key = false;
-      if constexpr (topk_key_floor<DT>::is_float) nan_key = key > topk_rank_key_hi<DT>() || key < topk_rank_key_lo<DT>();
-      const RawT raw = nan_key ? in_row[idx] : topk_from_rank_key<DT>(key, P.smallest != 0);
-      air_emit(P, row, (int64_t)r, raw, key, idx);
+      air_emit(P, row, (int64_t)r, topk_raw_of_key<DT>(key, P.smallest != 0, in_row, idx), key, idx);
     }
   }
   AIR_CLUSTER_STAMP(5);
@@ -1615,7 +1613,7 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
   cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
   const unsigned rank = cluster.block_rank();
   const unsigned cs = cluster.num_blocks();
-  const unsigned long long t0 = stamps ? air_cluster_now() : 0ull;
+  const unsigned long long t0 = stamps ? air_now() : 0ull;
 
   extern __shared__ __align__(16) unsigned char air_stage_smem[];
   KeyT* s_key = (KeyT*)air_stage_smem; /* the slice's rank keys */

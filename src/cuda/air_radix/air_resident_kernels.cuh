@@ -74,13 +74,8 @@ struct air_res_desc {
   int rank;              /* the rank finish where it fits (TOPK_AIR_RES_RANK=0: never; measurement, tests) */
 };
 
-__device__ __forceinline__ unsigned long long air_res_now() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 #define AIR_RES_STAMP(i) \
-  if (D.stamps && threadIdx.x == 0) ts[i] = air_res_now()
+  if (D.stamps && threadIdx.x == 0) ts[i] = air_now()
 /* printf of the phase times of one block (measurement only) */
 __device__ __noinline__ void air_res_print(const unsigned long long* ts, int last, int64_t n, int64_t k, unsigned g,
                                            unsigned rows) {

@@ -597,11 +597,8 @@ __global__ void __launch_bounds__(AIR_THREADS, air_rows_min_blocks(sizeof(typena
       const KeyT key = s_bkey[e];
       const unsigned idx = s_bidx[e];
       if (air_rows_cmp<KeyT, KB>(key, idx, cur, ib, imask) >= 0) {
-        /* Every key but a NaN's gives its raw bits back, so only NaNs (whose payload is kept) are
-         * gathered from the row, which the stream read long before (k scattered global reads a row). */
-        bool nan_key = false;
-        if constexpr (topk_key_floor<DT>::is_float) nan_key = key > topk_rank_key_hi<DT>() || key < topk_rank_key_lo<DT>();
-        emit_one(nan_key ? in_row[idx] : topk_from_rank_key<DT>(key, smallest), key, idx);
+        /* only NaNs are gathered from the row, which the stream read long before */
+        emit_one(topk_raw_of_key<DT>(key, smallest, in_row, idx), key, idx);
       }
     }
   } else if (cur.li == 0) {

@@ -13,6 +13,7 @@
  *   topk_to_rank_key_nan_open<DT>  the rank key without NaN canonicalisation (NaNs
  *                           fall outside [topk_rank_key_lo, topk_rank_key_hi])
  *   topk_from_rank_key<DT>  a rank key back to its raw bits (every key but the NaN key)
+ *   topk_raw_of_key<DT>     the same, the NaN key's raw bits read from the row
  *   topk_key_floor<DT>      a cheap superset test of "rank key >= thr" on raw elements
  *                           (a float compare), for scans against a running threshold
  *   topk_to_sort_key<DT>    raw bits -> key where SMALLER is better: the complement
@@ -108,6 +109,19 @@ __host__ __device__ __forceinline__ typename topk_dtype_traits<DT>::raw_t
 topk_from_rank_key(typename topk_dtype_traits<DT>::key_t key, bool smallest) {
   const uint64_t k = smallest ? (~(uint64_t)key & topk_key_mask(DT)) : (uint64_t)key;
   return (typename topk_dtype_traits<DT>::raw_t)topk_bits_of_key(k, DT);
+}
+
+/*
+ * The raw element of a rank key taken from row[idx]: rebuilt from the key (no global read),
+ * but for the NaN key, whose payload only the row keeps.
+ */
+template <topk_dtype DT>
+__device__ __forceinline__ typename topk_dtype_traits<DT>::raw_t
+topk_raw_of_key(typename topk_dtype_traits<DT>::key_t key, bool smallest,
+                const typename topk_dtype_traits<DT>::raw_t* row, unsigned long long idx) {
+  if constexpr (DT == TOPK_F16 || DT == TOPK_BF16 || DT == TOPK_F32 || DT == TOPK_F64)
+    if (key > topk_rank_key_hi<DT>() || key < topk_rank_key_lo<DT>()) return row[idx];
+  return topk_from_rank_key<DT>(key, smallest);
 }
 
 /* The type topk_key_floor compares in: the value's own (floats widened to float). */

@@ -18,7 +18,8 @@
  *   RESIDENT   (after ONE-BLOCK) uniform rows of 2- or 4-byte keys, k < n < 2^31, whose
  *              blocks of 256 threads x 8 vectors fit the GPU at one block per SM; taken
  *              by default only where measured faster on normal and uniform rows
- *              (res_by_default: 1-2 long rows, 1-4 for 16-bit keys and k <= 64), forced with
+ *              (res_by_default: 1-2 long rows, 1-4 for 16-bit keys and k <= 64; not where
+ *              CLUSTER fits with k <= 64: cluster_over_resident), forced with
  *              TOPK_AIR_PATH=resident: one cooperative launch, each row spread over many
  *              blocks that hold it in registers (air_resident_kernels.cuh); cross-block
  *              passes until the chosen bin holds <= AIR_RES_CAP candidates, then every
@@ -211,10 +212,9 @@ static const int64_t AIR_ONE_SMEM_BUDGET = 45056;
  *  - 16-bit keys: k <= AIR_RES_SMALL_K in 1-4 rows of <= 2^18 (bf16 k = 16..64: 0.77-0.97x
  *    normal, 0.82-1.02x uniform), or one row of >= 2^18 (1 x 262144, k = 512: 0.85x normal,
  *    0.80x uniform; k = 1024: 0.83x / 1.06x; 1 x 2^20: 20.8-23.4 against 25.5-38.3 us). Not
- *    larger k in shorter rows or more rows (uniform 1.09-1.33x). CLUSTER with its delegate
- *    start beats the first clause on normal rows (bf16 1-4 x 128256..2^18, k = 8 / 50: 0.80-
- *    0.93x) but not on rows whose k-th key is tied hundreds of times (bf16 uniform: 1.30-
- *    1.61x; docs/perf-notes.md v0.20), so RESIDENT keeps them. */
+ *    larger k in shorter rows or more rows (uniform 1.09-1.33x).
+ * Where CLUSTER fits and k <= 64, CLUSTER's delegate start (tie-aware since v0.21) beats all of
+ * this (cluster_over_resident). */
 static const int64_t AIR_RES_SMALL_K = 64;
 static const int64_t AIR_RES_MAX_K = 1024;
 static const int64_t AIR_RES_MIN_N = 100000;
@@ -412,6 +412,15 @@ static int res_fits(const topk_problem* p, const topk_device_info* dev, int es) 
          p->batch * res_min_blocks(p->n, es) <= sms && res_min_blocks(p->n, es) <= AIR_RES_MAX_BLOCKS;
 }
 
+/* CLUSTER with its delegate start instead of RESIDENT, where both fit: k <= 64 (and the start
+ * on). Measured (topk bench, both forced, same run, docs/perf-notes.md v0.21; 1-4 rows of
+ * 128256..262144, f32 and bf16, normal and uniform): k = 8 and 50 at 0.51-0.97x RESIDENT's time;
+ * k = 128 0.64-1.12x (f32 normal 1 x 262144: 1.12x; bf16 uniform 262144: 1.07-1.09x), so not there. */
+static const int64_t AIR_CLUSTER_OVER_RES_K = 64;
+static int cluster_over_resident(const topk_problem* p) {
+  return p->k <= AIR_CLUSTER_OVER_RES_K && p->k <= env_cluster_del_kmax();
+}
+
 /* Where RESIDENT is the default (it must fit too): the measured rule in the comment on AIR_RES_SMALL_K. */
 static int res_by_default(const topk_problem* p, int es) {
   if (p->n < AIR_RES_MIN_N || p->k > AIR_RES_MAX_K) return 0;
@@ -506,7 +515,7 @@ static int choose_path(const topk_problem* p, const topk_device_info* dev, int e
   if (forced == PATH_RESIDENT && fits_resident) return PATH_RESIDENT;
   const int64_t avg = p->row_offsets ? (p->batch > 0 ? p->n / p->batch : p->n) : p->n;
   if (avg <= AIR_STAGE_BYTES / es) return PATH_ONE;
-  if (fits_resident && res_by_default(p, es)) return PATH_RESIDENT;
+  if (fits_resident && res_by_default(p, es) && !(fits_cluster && cluster_over_resident(p))) return PATH_RESIDENT;
   /* 16-bit keys: ROWS only beyond CLUSTER, or read once from AIR_ROWS_16_MIN_N */
   const int streams = rows_stream_fits(p, es, env_rows_first_bits());
   const int rows_ok =

@@ -74,6 +74,7 @@
 
 #include <cooperative_groups.h>
 
+#include "../common/cluster_async.cuh"
 #include "../common/keys.cuh"
 #include "../common/rows.cuh"
 
@@ -285,13 +286,13 @@ __device__ __forceinline__ T air_warp_incl_sum(T x) {
   return x;
 }
 
-/* The AND of a and the OR of o over the warp's 32 lanes, in every lane. */
+/* The AND of a and the OR of o over the warp's 32 lanes, in every lane (REDUX, a 32-bit
+ * half each: four instructions where shuffles took ten rounds). */
 __device__ __forceinline__ void air_warp_and_or(unsigned long long& a, unsigned long long& o) {
-#pragma unroll
-  for (int m = 16; m > 0; m >>= 1) {
-    a &= __shfl_xor_sync(0xffffffffu, a, m);
-    o |= __shfl_xor_sync(0xffffffffu, o, m);
-  }
+  const unsigned alo = __reduce_and_sync(0xffffffffu, (unsigned)a), ahi = __reduce_and_sync(0xffffffffu, (unsigned)(a >> 32));
+  const unsigned olo = __reduce_or_sync(0xffffffffu, (unsigned)o), ohi = __reduce_or_sync(0xffffffffu, (unsigned)(o >> 32));
+  a = (unsigned long long)ahi << 32 | alo;
+  o = (unsigned long long)ohi << 32 | olo;
 }
 
 /*
@@ -394,13 +395,13 @@ __device__ __forceinline__ void air_block_and_or(unsigned long long& a, unsigned
     s_ao[NWARP + (threadIdx.x >> 5)] = o;
   }
   __syncthreads();
-  a = ~0ull;
-  o = 0;
-#pragma unroll
-  for (int w = 0; w < NWARP; ++w) {
-    a &= s_ao[w];
-    o |= s_ao[NWARP + w];
-  }
+  /* lane w folds warp w's words: every thread reading all of them (32 16-byte loads a thread
+   * at 1024 threads) throttled the shared-memory pipe for ~1 us (ncu, docs/perf-notes.md v0.21) */
+  static_assert(NWARP <= 32, "a lane a warp");
+  const unsigned lane = threadIdx.x & 31;
+  a = lane < NWARP ? s_ao[lane] : ~0ull;
+  o = lane < NWARP ? s_ao[NWARP + lane] : 0ull;
+  air_warp_and_or(a, o);
   __syncthreads(); /* s_ao may be reused */
 }
 template <int KB>
@@ -1377,24 +1378,32 @@ __device__ __forceinline__ void air_cluster_choose(const cooperative_groups::clu
  * cluster): for small k it replaces the radix passes, whose chain of block barriers and
  * DSMEM rounds (~2 us a pass) leads an LLM-sampling call's time.
  *  (1) Threads form groups of dgrp (a power of two); a group's largest key (of the vectors
- *      its threads staged) is published, cs x 1024 / dgrp of them. The D delegates are the
- *      maxima of runs of g = cs x 1024 / (dgrp x D) published ones (D >= cs, so a run lies
- *      in one block): D follows k, not the cluster's size.
- *  (2) After one cluster barrier every block reads the D delegates and ranks them (the same
- *      answer in every block, no second barrier): thr = the k-th largest delegate. k groups
- *      hold a key >= thr, so the row's k best all have keys >= thr. In rows of random order
- *      about -D ln(1 - k / D) keys pass (1.39k at D = 2k).
- *  (3) Every key >= thr goes to rank 0's candidate buffer (one DSMEM atomic a warp for its
- *      slots), then a cluster barrier.
+ *      its threads staged) is published, 1024 / dgrp a block. The D delegates are the
+ *      maxima of runs of g = cs x 1024 / (dgrp x D) published ones (cs, D, dgrp are
+ *      powers of two and D >= cs, so a run lies in one block): D / cs a block, D follows k,
+ *      not the cluster's size. Each block pushes its D / cs to every block (st.async).
+ *  (2) Every block ranks the D delegates itself (the same answer everywhere): thr = the
+ *      k-th largest delegate. k groups hold a key >= thr, so the row's k best all have
+ *      keys >= thr. In rows of random order about -D ln(1 - k / D) keys pass (1.39k at
+ *      D = 2k).
+ *  (3) Every block counts its keys > thr and == thr and pushes both counts to every block;
+ *      with all counts each block knows which candidates go (the ties at thr only as many
+ *      as needed, the lowest indices first: step (3) below) and where they go in rank 0's
+ *      buffer, and pushes them there.
  *  (4) Rank 0 ranks its candidates by (key, lower index): the candidate ranked r < k is
  *      slot r (so the slots come out sorted, though sorted output is still sorted after).
- * With more than air_cluster_del_cap candidates (rows whose best keys crowd a few groups,
- * e.g. sorted rows, or many keys tied at thr) every block sees the same count and the radix
- * passes run after the start. Ranking is quadratic (D^2 and c^2 compares over a block),
- * which bounds D and the cap. Scratch: the histograms' space (AIR_CLUSTER_SCRATCH bytes),
- * free until pass 0: [0, 4 KB) this block's delegates, [4 KB, 8 KB) the cluster's,
- * [8 KB, 16 KB) rank 0's candidates (keys <= 32 bits: key << 32 | ~index; 64-bit keys:
- * keys, then indices).
+ * No cluster barrier after the one at the kernel's start: every exchange is an st.async
+ * push that the receiver waits for on its own mbarrier (cluster_async.cuh says why), so
+ * no step pays the barrier's GPU-wide memory fence, and blocks other than rank 0 leave
+ * as soon as their candidates are sent.
+ * With more than air_cluster_del_cap keys > thr (rows whose best keys crowd a few groups,
+ * e.g. sorted rows) every block sees the same counts, nothing is sent, and the radix passes
+ * run after the start. Ranking is quadratic (D^2 and c^2
+ * compares over a block), which bounds D and the cap. Scratch: the histograms' space
+ * (AIR_CLUSTER_SCRATCH bytes), free until pass 0: [0, 4 KB) this block's published maxima,
+ * [4 KB, 8 KB) the cluster's delegates (32-bit words for keys of up to 32 bits, else
+ * 64-bit), [8 KB, 16 KB) rank 0's candidates (keys <= 32 bits: key << 32 | ~index;
+ * 64-bit keys: keys, then indices).
  */
 enum {
   AIR_CLUSTER_SCRATCH = 2 * AIR_CLUSTER_BINS * 4,
@@ -1407,6 +1416,31 @@ __host__ __device__ __forceinline__ constexpr int air_cluster_del_cap(int64_t k)
   return 4 * k + 64 < AIR_CLUSTER_CAND_MAX ? (int)(4 * k + 64) : AIR_CLUSTER_CAND_MAX;
 }
 
+/* The delegate start's per-block synchronisation: mbarriers for the delegates, the counts and
+ * rank 0's candidates, the counts themselves, and this block's running candidate count. */
+struct air_del_sync {
+  unsigned long long bar[3];
+  unsigned cnt[2][AIR_CLUSTER_MAX_BLOCKS]; /* every block's keys > thr, and == thr */
+  unsigned mine[2];                        /* this block's, counted */
+  unsigned wsum[AIR_CLUSTER_THREADS / 32]; /* air_cluster_first_ties' warp totals */
+};
+enum { AIR_DEL_BAR_DELEGATES = 0, AIR_DEL_BAR_COUNTS = 1, AIR_DEL_BAR_CANDIDATES = 2 };
+
+/* At the kernel's start, before staging (thread 0, then every thread arrives on the cluster
+ * barrier that air_cluster_delegates waits on before its first push). */
+template <int KB>
+__device__ __forceinline__ void air_cluster_delegates_init(air_del_sync* S, unsigned cs, int D) {
+  if (threadIdx.x == 0) {
+    for (int b = 0; b < 3; ++b) mbar_init(&S->bar[b]);
+    S->mine[0] = S->mine[1] = 0;
+    /* what the first two exchanges deliver is known now: expect it before any of it can arrive */
+    mbar_expect_tx(&S->bar[AIR_DEL_BAR_DELEGATES], (unsigned)D * (KB == 64 ? 8u : 4u));
+    mbar_expect_tx(&S->bar[AIR_DEL_BAR_COUNTS], cs * 8u);
+    cluster_mbar_init_fence();
+  }
+  cluster_arrive_relaxed();
+}
+
 /* %globaltimer in ns, for the paths' phase stamps (measurement only) */
 __device__ __forceinline__ unsigned long long air_now() {
   unsigned long long t;
@@ -1414,31 +1448,82 @@ __device__ __forceinline__ unsigned long long air_now() {
   return t;
 }
 
+/* The delegate start's ordered ties: f(r, i) for the block's first m staged keys equal to thr
+ * in index order (r = 0 .. m - 1, i the slice position), scanning the slice in chunks of a
+ * unit a thread (a 16-byte group, or one element of an unaligned slice's tail) with a block
+ * prefix sum a chunk, until m are found. Block-uniform m; every thread calls it. */
+template <topk_dtype DT, typename F>
+__device__ void air_cluster_first_ties(const typename topk_dtype_traits<DT>::key_t* s_key, int my_len, int nvec,
+                                       typename topk_dtype_traits<DT>::key_t thr, unsigned m, F&& f, unsigned* wsum) {
+  typedef typename topk_dtype_traits<DT>::key_t KeyT;
+  constexpr int KB = topk_dtype_traits<DT>::bits;
+  typedef typename air_cword<KB>::type CT;
+  constexpr int NT = AIR_CLUSTER_THREADS, NWARP = NT / 32, V = 16 / (int)sizeof(KeyT), NW = (int)(16 / sizeof(CT));
+  const unsigned t = threadIdx.x, lane = t & 31, warp = t >> 5;
+  const int units = nvec + (my_len - nvec * V);
+  unsigned taken = 0; /* block-uniform */
+  for (int u0 = 0; u0 < units && taken < m; u0 += NT) {
+    const int u = u0 + (int)t;
+    CT w[NW] = {};
+    unsigned e = 0;
+    if (u < nvec) {
+      air_words(((const uint4*)s_key)[u], w);
+#pragma unroll
+      for (int j = 0; j < V; ++j) e += air_key_at<KB>(w, j) == (CT)thr;
+    } else if (u < units) {
+      e = s_key[nvec * V + (u - nvec)] == thr;
+    }
+    const unsigned x = air_warp_incl_sum(e);
+    if (lane == 31) wsum[warp] = x;
+    __syncthreads();
+    const unsigned ws = lane < NWARP ? wsum[lane] : 0u, wx = air_warp_incl_sum(ws);
+    unsigned r = taken + __shfl_sync(0xffffffffu, wx - ws, warp) + x - e; /* ties before this unit */
+    taken += __shfl_sync(0xffffffffu, wx, 31);
+    if (e && r < m) {
+      if (u < nvec) {
+#pragma unroll
+        for (int j = 0; j < V; ++j)
+          if (air_key_at<KB>(w, j) == (CT)thr) {
+            if (r < m) f(r, u * V + j);
+            ++r;
+          }
+      } else {
+        f(r, nvec * V + (u - nvec));
+      }
+    }
+    __syncthreads(); /* wsum is rewritten */
+  }
+}
+
 /* Returns true when the row is done (the block returns), false when the radix passes must run. */
 template <topk_dtype DT>
-__device__ bool air_cluster_delegates(const air_params& P, const cooperative_groups::cluster_group& cluster,
-                                      unsigned rank, unsigned cs, int64_t row, const air_row_extent& R, int64_t lo,
+__device__ bool air_cluster_delegates(const air_params& P, unsigned rank, unsigned cs, int64_t row,
+                                      const air_row_extent& R, int64_t lo,
                                       const typename topk_dtype_traits<DT>::key_t* s_key, int my_len, int nvec,
-                                      int dgrp, int D, unsigned char* scratch, unsigned* s_ccount,
+                                      int dgrp, int D, unsigned char* scratch, air_del_sync* S,
                                       typename air_cword<topk_dtype_traits<DT>::bits>::type* s_thr, unsigned long long t0,
                                       bool stamps) {
   typedef typename topk_dtype_traits<DT>::raw_t RawT;
   typedef typename topk_dtype_traits<DT>::key_t KeyT;
   constexpr int KB = topk_dtype_traits<DT>::bits;
   typedef typename air_cword<KB>::type CT; /* also what shuffles take */
+  typedef CT DelT; /* a pushed delegate: 32-bit words for keys of up to 32 bits */
   constexpr int NT = AIR_CLUSTER_THREADS, V = 16 / (int)sizeof(RawT), NW = (int)(16 / sizeof(CT));
   static_assert(AIR_CLUSTER_DEL_BLOCK_MAX * sizeof(KeyT) <= 4096 &&
-                    (KB == 64 ? AIR_CLUSTER_DEL_MAX / 2 : AIR_CLUSTER_DEL_MAX) * sizeof(KeyT) <= 4096 &&
+                    (KB == 64 ? AIR_CLUSTER_DEL_MAX / 2 : AIR_CLUSTER_DEL_MAX) * sizeof(DelT) <= 4096 &&
                     AIR_CLUSTER_CAND_MAX * (KB == 64 ? 12 : 8) <= AIR_CLUSTER_SCRATCH - 8192,
                 "the delegate start's scratch layout");
   KeyT* s_dmine = (KeyT*)scratch;
-  KeyT* s_dall = (KeyT*)(scratch + 4096);
+  DelT* s_dall = (DelT*)(scratch + 4096);
   unsigned long long* s_cand = (unsigned long long*)(scratch + 8192); /* composites, or 64-bit keys */
   unsigned* s_cidx = (unsigned*)(s_cand + AIR_CLUSTER_CAND_MAX);      /* 64-bit keys: their indices */
   const unsigned t = threadIdx.x, lane = t & 31;
-  const int db = NT / dgrp, g = (int)cs * db / D; /* published a block; published per delegate */
+  /* powers of two throughout: shifts, not divisions */
+  const int lg_dgrp = __ffs(dgrp) - 1, lg_db = __ffs(NT) - 1 - lg_dgrp, lg_dpb = __ffs(D) - __ffs((int)cs);
+  const int lg_g = __ffs((int)cs) - 1 + lg_db - (__ffs(D) - 1); /* published per delegate */
   const int64_t k = P.k;
   const unsigned cap = (unsigned)air_cluster_del_cap(k);
+  const bool solo = cs == 1; /* a cluster of one block: local stores (cluster_send_u32) */
   unsigned long long ts[8]; /* stamps only */
 #define AIR_CLUSTER_STAMP(i) \
   if (stamps && t == 0) ts[i] = air_now()
@@ -1461,7 +1546,7 @@ __device__ bool air_cluster_delegates(const air_params& P, const cooperative_gro
       if (s_key[i] >= lim) f(i, s_key[i]);
   };
 
-  /* (1) group maxima (an empty group's is 0); rank 0's counter and the threshold start at 0 */
+  /* (1) group maxima (an empty group's is 0), this block's D / cs delegates pushed to every block */
   AIR_CLUSTER_STAMP(0);
   KeyT m = 0;
   each_key((KeyT)0, [&](int, KeyT x) { m = x > m ? x : m; });
@@ -1469,99 +1554,137 @@ __device__ bool air_cluster_delegates(const air_params& P, const cooperative_gro
     const KeyT x = (KeyT)__shfl_xor_sync(0xffffffffu, (CT)m, o);
     m = x > m ? x : m;
   }
-  if ((t & (dgrp - 1)) == 0) s_dmine[t / dgrp] = m;
-  if (t == 0) {
-    *s_ccount = 0;
-    *s_thr = 0;
+  if ((t & (dgrp - 1)) == 0) s_dmine[t >> lg_dgrp] = m;
+  if (t == 0) *s_thr = 0;
+  __syncthreads();
+  cluster_wait(); /* the kernel start's arrival: every block runs and has its mbarriers */
+  if ((int)t < D) { /* thread t: delegate j of this block, to block dst */
+    const int j = (int)t & ((1 << lg_dpb) - 1), dst = (int)t >> lg_dpb;
+    const KeyT* run = s_dmine + (j << lg_g);
+    KeyT d = run[0];
+    for (int i = 1; i < (1 << lg_g); ++i) d = run[i] > d ? run[i] : d;
+    DelT* at = s_dall + ((int)rank << lg_dpb) + j;
+    if constexpr (KB == 64) cluster_send_u64(at, (unsigned)dst, (DelT)d, &S->bar[AIR_DEL_BAR_DELEGATES], solo);
+    else cluster_send_u32(at, (unsigned)dst, (DelT)d, &S->bar[AIR_DEL_BAR_DELEGATES], solo);
   }
-  cluster.sync(); /* (a) every block's delegates are out */
-  __syncthreads(); /* orders this block's own shared writes for compute-sanitizer, which sees no cluster barrier */
+  if (solo) __syncthreads(); /* the local stores, ordered for compute-sanitizer too (racecheck sees no mbarrier) */
+  mbar_wait(&S->bar[AIR_DEL_BAR_DELEGATES], 0);
   AIR_CLUSTER_STAMP(1);
 
   /* (2) the k-th largest of the D delegates: L lanes a delegate, each comparing 16-byte groups */
-  if ((int)t < D) {
-    const int p0 = (int)t * g;
-    const KeyT* src_d = cluster.map_shared_rank(s_dmine, (unsigned)(p0 / db)) + p0 % db;
-    KeyT d = src_d[0];
-    for (int j = 1; j < g; ++j) d = src_d[j] > d ? src_d[j] : d;
-    s_dall[t] = d;
-  }
-  __syncthreads();
   {
-    constexpr int PER = 16 / (int)sizeof(KeyT); /* delegates in a group */
+    constexpr int PER = 16 / (int)sizeof(DelT); /* delegates in a group */
     const int ng = D / PER;                     /* D >= 16: whole groups */
-    int L = NT / D < 32 ? NT / D : 32;
-    if (L > ng) L = ng;
-    const int i = (int)t / L, s = (int)t % L;
+    int lg_l = (__ffs(NT) - 1) - (__ffs(D) - 1); /* L = min(NT / D, 32, ng) lanes a delegate */
+    if (lg_l > 5) lg_l = 5;
+    if ((1 << lg_l) > ng) lg_l = __ffs(ng) - 1;
+    const int L = 1 << lg_l, i = (int)t >> lg_l, s = (int)t & (L - 1);
     const bool live = i < D;
-    const CT d = live ? (CT)s_dall[i] : (CT)0;
+    const DelT d = live ? s_dall[i] : (DelT)0;
     unsigned gt = 0, ge = 0;
     if (live)
-      for (int j = s; j < ng; j += L) {
-        CT w[NW];
-        air_words(((const uint4*)s_dall)[j], w);
-#pragma unroll
-        for (int e = 0; e < PER; ++e) {
-          const CT x = air_key_at<KB>(w, e);
-          gt += x > d;
-          ge += x >= d;
+      for (int jg = s; jg < ng; jg += L) {
+        if constexpr (KB == 64) {
+          const ulonglong2 q = ((const ulonglong2*)s_dall)[jg];
+          gt += (q.x > d) + (q.y > d);
+          ge += (q.x >= d) + (q.y >= d);
+        } else {
+          const uint4 q = ((const uint4*)s_dall)[jg];
+          gt += (q.x > d) + (q.y > d) + (q.z > d) + (q.w > d);
+          ge += (q.x >= d) + (q.y >= d) + (q.z >= d) + (q.w >= d);
         }
       }
     for (int o = 1; o < L; o <<= 1) {
       gt += __shfl_xor_sync(0xffffffffu, gt, o);
       ge += __shfl_xor_sync(0xffffffffu, ge, o);
     }
-    if (live && s == 0 && (int64_t)gt < k && k <= (int64_t)ge) atomicMax(s_thr, d); /* equal delegates: one key */
+    if (live && s == 0 && (int64_t)gt < k && k <= (int64_t)ge) atomicMax(s_thr, (CT)d); /* equal delegates: one key */
   }
   __syncthreads();
   const KeyT thr = (KeyT)*s_thr; /* 0 if none qualified (only with D < k): every key passes, the count overflows */
   AIR_CLUSTER_STAMP(2);
 
-  /* (3) this thread's keys >= thr, counted, then written to the slots one atomic a warp claimed */
-  unsigned c = 0;
-  each_key(thr, [&](int, KeyT) { ++c; });
-  const unsigned x = air_warp_incl_sum(c);
-  unsigned base = 0;
-  unsigned* cnt0 = cluster.map_shared_rank(s_ccount, 0u);
-  if (lane == 31 && x > 0) base = atomicAdd(cnt0, x);
-  unsigned slot = __shfl_sync(0xffffffffu, base, 31) + x - c;
-  AIR_CLUSTER_STAMP(3);
-  if (c > 0 && slot < cap) {
-    unsigned long long* cand0 = cluster.map_shared_rank(s_cand, 0u);
-    unsigned* cidx0 = cluster.map_shared_rank(s_cidx, 0u);
-    each_key(thr, [&](int i, KeyT key) {
-      if (slot < cap) {
-        const unsigned idx = (unsigned)(lo + i);
-        if constexpr (KB == 64) {
-          cand0[slot] = (unsigned long long)key;
-          cidx0[slot] = idx;
-        } else {
-          cand0[slot] = ((unsigned long long)key << 32) | (unsigned long long)~idx;
-        }
-      }
-      ++slot;
-    });
+  /* (3) this thread's keys > thr and == thr counted (one shared atomic a warp each, for their
+   * places among the block's), both counts pushed to every block; then the candidates go to
+   * rank 0: the keys > thr of every block in rank order, then the ties at thr. Which ties:
+   *  - all of them while the candidates fit the cap (rank 0's ranking orders ties by index);
+   *  - none when k keys are > thr (the k-th key is above thr);
+   *  - else the k - G ties of lowest index (G keys > thr), found in index order: the slices
+   *    are in rank order, each block takes its share by the counts before it and its first
+   *    ties by a scan of its slice (air_cluster_first_ties). Rows whose k-th key repeats
+   *    hundreds of times (bf16) so take no radix pass.
+   * Only a row with more than the cap keys > thr (a sorted row) takes the radix passes. */
+  unsigned cg = 0, ce = 0;
+  each_key(thr, [&](int, KeyT key) { key > thr ? ++cg : ++ce; });
+  const unsigned xg = air_warp_incl_sum(cg), xe = air_warp_incl_sum(ce);
+  unsigned bg = 0, be = 0;
+  if (lane == 31) {
+    if (xg) bg = atomicAdd(&S->mine[0], xg);
+    if (xe) be = atomicAdd(&S->mine[1], xe);
   }
-  cluster.sync(); /* (b) every candidate is in rank 0 */
-  AIR_CLUSTER_STAMP(4);
-  const unsigned total = *cnt0;
-  /* after the last read of another block's memory: rank 0 waits on this arrival before it leaves */
-  asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
-  if (total > cap) { /* every block reads the same total: all take the radix passes */
-    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
-    __syncthreads(); /* as after (a): the passes rewrite this scratch */
+  unsigned slot_g = __shfl_sync(0xffffffffu, bg, 31) + xg - cg; /* among the block's keys > thr */
+  unsigned slot_e = __shfl_sync(0xffffffffu, be, 31) + xe - ce; /* among its ties */
+  __syncthreads();
+  if (t < cs) {
+    cluster_send_u32(&S->cnt[0][rank], t, S->mine[0], &S->bar[AIR_DEL_BAR_COUNTS], solo);
+    cluster_send_u32(&S->cnt[1][rank], t, S->mine[1], &S->bar[AIR_DEL_BAR_COUNTS], solo);
+  }
+  if (solo) __syncthreads();
+  mbar_wait(&S->bar[AIR_DEL_BAR_COUNTS], 0);
+  unsigned G = 0, E = 0, g_before = 0, e_before = 0;
+  for (unsigned r = 0; r < cs; ++r) {
+    g_before += r < rank ? S->cnt[0][r] : 0u;
+    e_before += r < rank ? S->cnt[1][r] : 0u;
+    G += S->cnt[0][r];
+    E += S->cnt[1][r];
+  }
+  AIR_CLUSTER_STAMP(3);
+  if (G > cap) { /* every block has the same counts: all take the radix passes, nothing was sent */
+    __syncthreads(); /* the passes rewrite this scratch */
     return false;
   }
-  if (rank != 0) return true;
-  __syncthreads(); /* as after (a): rank 0's own candidates */
+  /* ties sent: all, none, or the first `need` by index (this block's from its first) */
+  const bool all_ties = G + E <= cap, ordered = !all_ties && (int64_t)G < k;
+  const unsigned need = ordered ? (unsigned)(k - (int64_t)G) : 0u;
+  const unsigned total = all_ties ? G + E : ordered ? G + need : G;
+  unsigned long long* bar0 = &S->bar[AIR_DEL_BAR_CANDIDATES]; /* rank 0's */
+  auto send = [&](unsigned at, int i, KeyT key) {
+    const unsigned idx = (unsigned)(lo + i);
+    if constexpr (KB == 64) {
+      cluster_send_u64(s_cand + at, 0u, (unsigned long long)key, bar0, solo);
+      cluster_send_u32(s_cidx + at, 0u, idx, bar0, solo);
+    } else {
+      cluster_send_u64(s_cand + at, 0u, ((unsigned long long)key << 32) | (unsigned long long)~idx, bar0, solo);
+    }
+  };
+  if (cg + (all_ties ? ce : 0u) > 0) {
+    slot_g += g_before;
+    slot_e += G + e_before;
+    each_key(thr, [&](int i, KeyT key) {
+      if (key > thr) send(slot_g++, i, key);
+      else if (all_ties) send(slot_e++, i, key);
+    });
+  }
+  if (ordered) {
+    const unsigned from = e_before < need ? e_before : need; /* ties the blocks before send */
+    const unsigned mine = S->cnt[1][rank] < need - from ? S->cnt[1][rank] : need - from;
+    air_cluster_first_ties<DT>(s_key, my_len, nvec, thr, mine,
+                               [&](unsigned r, int i) { send(G + from + r, i, thr); }, S->wsum);
+  }
+  if (rank != 0) return true; /* nothing is sent to this block any more */
+  if (t == 0) mbar_expect_tx(&S->bar[AIR_DEL_BAR_CANDIDATES], total * (KB == 64 ? 12u : 8u));
+  if (solo) __syncthreads();
+  mbar_wait(&S->bar[AIR_DEL_BAR_CANDIDATES], 0);
+  AIR_CLUSTER_STAMP(4);
 
   /* (4) rank 0: each candidate's rank among the nc, L lanes a candidate, two candidates a load */
   const int nc = (int)total;
-  int L = 1;
-  while (L < 32 && 2 * L * nc <= NT) L *= 2;
+  int lg_l = 0;
+  while (lg_l < 5 && (2 << lg_l) * nc <= NT) ++lg_l;
+  const int L = 1 << lg_l;
   const RawT* in_row = (const RawT*)P.in + R.start;
-  for (int i0 = 0; i0 < nc; i0 += NT / L) { /* one round unless nc > NT / L */
-    const int i = i0 + (int)t / L, s = (int)t % L;
+  for (int i0 = 0; i0 < nc; i0 += NT >> lg_l) { /* one round unless nc > NT / L */
+    const int i = i0 + ((int)t >> lg_l), s = (int)t & (L - 1);
     const bool live = i < nc;
     const unsigned long long ci = live ? s_cand[i] : 0ull;
     unsigned r = 0;
@@ -1587,11 +1710,9 @@ __device__ bool air_cluster_delegates(const air_params& P, const cooperative_gro
     }
   }
   AIR_CLUSTER_STAMP(5);
-  asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory"); /* no block reads this one's memory any more */
   if (stamps && t == 0) {
-    AIR_CLUSTER_STAMP(6);
     printf("CLUSTAMP n=%lld k=%lld cs=%u D=%d c=%u", (long long)R.len, (long long)k, cs, D, total);
-    for (int q = 0; q <= 6; ++q) printf(" %d:%llu", q, ts[q] - t0);
+    for (int q = 0; q <= 5; ++q) printf(" %d:%llu", q, ts[q] - t0);
     printf("\n");
   }
 #undef AIR_CLUSTER_STAMP
@@ -1626,8 +1747,8 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
   __shared__ unsigned long long s_ao[2 * NWARP];
   __shared__ unsigned long long s_ao_blk[2]; /* this block's AND and OR of its keys, read by every rank */
   __shared__ air_choice<unsigned> s_choice;
-  __shared__ unsigned s_ccount; /* delegate start: rank 0's candidate count */
-  __shared__ CT s_thr;          /* delegate start: the k-th largest delegate */
+  __shared__ air_del_sync s_del; /* delegate start: its mbarriers and counts */
+  __shared__ CT s_thr;            /* delegate start: the k-th largest delegate */
 
   const int64_t row = P.row0 + blockIdx.y;
   const air_row_extent R = air_row(P, row);
@@ -1636,6 +1757,7 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
     air_copy_row<DT, unsigned>(P, row, R, (int64_t)rank * NT + threadIdx.x, (int64_t)cs * NT);
     return;
   }
+  if (dgrp > 0) air_cluster_delegates_init<KB>(&s_del, cs, ndel); /* before staging, whose latency hides it */
 
   /* Stage the rank keys of this block's slice [lo, lo + my_len) of the row. */
   const int64_t lo = (int64_t)rank * slice < R.len ? (int64_t)rank * slice : R.len;
@@ -1703,8 +1825,8 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
     blk_c = P.common_prefix && my_len > 0 ? air_common_bits<KB>(a, o) : 0;
   }
   /* small k: the delegate start (cluster-uniform; air_block_and_or made the staged slice visible) */
-  if (dgrp > 0 && air_cluster_delegates<DT>(P, cluster, rank, cs, row, R, lo, s_key, my_len, nvec, dgrp, ndel,
-                                            (unsigned char*)s_hist2, &s_ccount, &s_thr, t0, stamps != 0))
+  if (dgrp > 0 && air_cluster_delegates<DT>(P, rank, cs, row, R, lo, s_key, my_len, nvec, dgrp, ndel,
+                                            (unsigned char*)s_hist2, &s_del, &s_thr, t0, stamps != 0))
     return;
   unsigned long long pk = 0;
   int level = 0;

@@ -1,0 +1,113 @@
+/*
+ * cluster_async.cuh: pushing small data between the blocks of a thread-block cluster
+ * (Hopper) without a cluster barrier's memory fence.
+ *
+ * Why: `barrier.cluster.arrive` with its default release semantics (what cluster.sync()
+ * does) compiles to MEMBAR.ALL.GPU + ERRBAR before the arrive, and ncu's stall sampling on
+ * AIR's cluster kernel put ~0.4 us a barrier there (docs/perf-notes.md v0.21). An
+ * `st.async` store to another block's shared memory signals that block's mbarrier with
+ * the bytes it delivered (complete_tx) and needs no fence: the receiver waits on its own
+ * mbarrier until every byte it expects has arrived, then reads them locally.
+ *
+ * Contract, as the PTX ISA states it:
+ * - a block may touch another block's shared memory only once that block runs: every
+ *   block initialises its mbarriers, fences the init (cluster_mbar_init_fence), arrives on
+ *   the cluster barrier relaxed at its start (cluster_arrive_relaxed), and waits on it
+ *   (cluster_wait) before its first remote store;
+ * - a block may exit only once nothing will be written into its shared memory any more:
+ *   here every block waits for all the bytes it expects before it goes on;
+ * - the expected byte count is best set (mbar_expect_tx) right after the init, before any
+ *   byte can arrive; where it is known only later, bytes may arrive first: the tx-count
+ *   then goes below 0 (its range is +-(2^20 - 1)) and the phase cannot complete before
+ *   its one arrival, the expect_tx itself.
+ * Addresses are 32-bit shared-window addresses (smem_addr), remote ones from cluster_map.
+ */
+#ifndef TOPK_CUDA_COMMON_CLUSTER_ASYNC_CUH
+#define TOPK_CUDA_COMMON_CLUSTER_ASYNC_CUH
+
+#include <stdint.h>
+
+__device__ __forceinline__ unsigned smem_addr(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+
+/* This block's shared address a, as block `rank` of the cluster sees the same variable. */
+__device__ __forceinline__ unsigned cluster_map(unsigned a, unsigned rank) {
+  unsigned r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(rank));
+  return r;
+}
+
+/* One arrival per phase; call from one thread, then cluster_mbar_init_fence. */
+__device__ __forceinline__ void mbar_init(unsigned long long* bar) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(bar)) : "memory");
+}
+__device__ __forceinline__ void cluster_mbar_init_fence() {
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+
+/* The phase's one arrival, expecting `bytes` more (from one thread). */
+__device__ __forceinline__ void mbar_expect_tx(unsigned long long* bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
+}
+
+/* Wait until phase `parity` of the local mbarrier completes (acquire at cluster scope:
+ * the remote st.async data is visible after it). */
+__device__ __forceinline__ void mbar_wait(unsigned long long* bar, unsigned parity) {
+  const unsigned a = smem_addr(bar);
+  unsigned done = 0;
+  do {
+    asm volatile(
+        "{ .reg .pred p;\n"
+        "  mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+        "  selp.u32 %0, 1, 0, p; }"
+        : "=r"(done)
+        : "r"(a), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+
+/* Store v at remote address dst and count its bytes on the remote mbarrier rbar. */
+__device__ __forceinline__ void st_async_u32(unsigned dst, unsigned v, unsigned rbar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];" ::"r"(dst), "r"(v),
+               "r"(rbar)
+               : "memory");
+}
+__device__ __forceinline__ void st_async_u64(unsigned dst, unsigned long long v, unsigned rbar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b64 [%0], %1, [%2];" ::"r"(dst), "l"(v),
+               "r"(rbar)
+               : "memory");
+}
+
+/* Store v into variable p of block `rank` (p: this block's copy) and count its bytes on that
+ * block's mbarrier bar. Across blocks an st.async; in a cluster of one block, where
+ * compute-sanitizer rejects DSMEM stores, a shared store, a block fence and a local complete_tx. */
+__device__ __forceinline__ void mbar_complete_tx(unsigned long long* bar, unsigned bytes) {
+  asm volatile("mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void cluster_send_u32(unsigned* p, unsigned rank, unsigned v, unsigned long long* bar,
+                                                 bool solo) {
+  if (solo) {
+    *(volatile unsigned*)p = v;
+    __threadfence_block();
+    mbar_complete_tx(bar, 4u);
+  } else {
+    st_async_u32(cluster_map(smem_addr(p), rank), v, cluster_map(smem_addr(bar), rank));
+  }
+}
+__device__ __forceinline__ void cluster_send_u64(unsigned long long* p, unsigned rank, unsigned long long v,
+                                                 unsigned long long* bar, bool solo) {
+  if (solo) {
+    *(volatile unsigned long long*)p = v;
+    __threadfence_block();
+    mbar_complete_tx(bar, 8u);
+  } else {
+    st_async_u64(cluster_map(smem_addr(p), rank), v, cluster_map(smem_addr(bar), rank));
+  }
+}
+
+/* The cluster barrier without a fence (every thread of the block, warp-aligned). */
+__device__ __forceinline__ void cluster_arrive_relaxed() {
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.aligned;" ::: "memory"); }
+
+#endif /* TOPK_CUDA_COMMON_CLUSTER_ASYNC_CUH */

@@ -1523,7 +1523,7 @@ __device__ bool air_cluster_delegates(const air_params& P, unsigned rank, unsign
   const int lg_g = __ffs((int)cs) - 1 + lg_db - (__ffs(D) - 1); /* published per delegate */
   const int64_t k = P.k;
   const unsigned cap = (unsigned)air_cluster_del_cap(k);
-  const bool solo = cs == 1; /* a cluster of one block: local stores (cluster_send_u32) */
+  const bool solo = cs == 1; /* a cluster of one block: local stores (cluster_send) */
   unsigned long long ts[8]; /* stamps only */
 #define AIR_CLUSTER_STAMP(i) \
   if (stamps && t == 0) ts[i] = air_now()
@@ -1564,8 +1564,7 @@ __device__ bool air_cluster_delegates(const air_params& P, unsigned rank, unsign
     KeyT d = run[0];
     for (int i = 1; i < (1 << lg_g); ++i) d = run[i] > d ? run[i] : d;
     DelT* at = s_dall + ((int)rank << lg_dpb) + j;
-    if constexpr (KB == 64) cluster_send_u64(at, (unsigned)dst, (DelT)d, &S->bar[AIR_DEL_BAR_DELEGATES], solo);
-    else cluster_send_u32(at, (unsigned)dst, (DelT)d, &S->bar[AIR_DEL_BAR_DELEGATES], solo);
+    cluster_send<DelT>(at, (unsigned)dst, (DelT)d, &S->bar[AIR_DEL_BAR_DELEGATES], solo);
   }
   if (solo) __syncthreads(); /* the local stores, ordered for compute-sanitizer too (racecheck sees no mbarrier) */
   mbar_wait(&S->bar[AIR_DEL_BAR_DELEGATES], 0);
@@ -1626,8 +1625,8 @@ __device__ bool air_cluster_delegates(const air_params& P, unsigned rank, unsign
   unsigned slot_e = __shfl_sync(0xffffffffu, be, 31) + xe - ce; /* among its ties */
   __syncthreads();
   if (t < cs) {
-    cluster_send_u32(&S->cnt[0][rank], t, S->mine[0], &S->bar[AIR_DEL_BAR_COUNTS], solo);
-    cluster_send_u32(&S->cnt[1][rank], t, S->mine[1], &S->bar[AIR_DEL_BAR_COUNTS], solo);
+    cluster_send<unsigned>(&S->cnt[0][rank], t, S->mine[0], &S->bar[AIR_DEL_BAR_COUNTS], solo);
+    cluster_send<unsigned>(&S->cnt[1][rank], t, S->mine[1], &S->bar[AIR_DEL_BAR_COUNTS], solo);
   }
   if (solo) __syncthreads();
   mbar_wait(&S->bar[AIR_DEL_BAR_COUNTS], 0);
@@ -1651,10 +1650,10 @@ __device__ bool air_cluster_delegates(const air_params& P, unsigned rank, unsign
   auto send = [&](unsigned at, int i, KeyT key) {
     const unsigned idx = (unsigned)(lo + i);
     if constexpr (KB == 64) {
-      cluster_send_u64(s_cand + at, 0u, (unsigned long long)key, bar0, solo);
-      cluster_send_u32(s_cidx + at, 0u, idx, bar0, solo);
+      cluster_send<unsigned long long>(s_cand + at, 0u, (unsigned long long)key, bar0, solo);
+      cluster_send<unsigned>(s_cidx + at, 0u, idx, bar0, solo);
     } else {
-      cluster_send_u64(s_cand + at, 0u, ((unsigned long long)key << 32) | (unsigned long long)~idx, bar0, solo);
+      cluster_send<unsigned long long>(s_cand + at, 0u, ((unsigned long long)key << 32) | (unsigned long long)~idx, bar0, solo);
     }
   };
   if (cg + (all_ties ? ce : 0u) > 0) {

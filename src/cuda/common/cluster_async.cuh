@@ -65,42 +65,35 @@ __device__ __forceinline__ void mbar_wait(unsigned long long* bar, unsigned pari
   } while (!done);
 }
 
-/* Store v at remote address dst and count its bytes on the remote mbarrier rbar. */
-__device__ __forceinline__ void st_async_u32(unsigned dst, unsigned v, unsigned rbar) {
-  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];" ::"r"(dst), "r"(v),
-               "r"(rbar)
-               : "memory");
+/* Store v (4 or 8 bytes) at remote address dst and count its bytes on the remote mbarrier rbar. */
+template <typename T>
+__device__ __forceinline__ void st_async(unsigned dst, T v, unsigned rbar) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "st.async of 4 or 8 bytes");
+  if constexpr (sizeof(T) == 4)
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];" ::"r"(dst),
+                 "r"((unsigned)v), "r"(rbar)
+                 : "memory");
+  else
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b64 [%0], %1, [%2];" ::"r"(dst),
+                 "l"((unsigned long long)v), "r"(rbar)
+                 : "memory");
 }
-__device__ __forceinline__ void st_async_u64(unsigned dst, unsigned long long v, unsigned rbar) {
-  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b64 [%0], %1, [%2];" ::"r"(dst), "l"(v),
-               "r"(rbar)
-               : "memory");
+
+__device__ __forceinline__ void mbar_complete_tx(unsigned long long* bar, unsigned bytes) {
+  asm volatile("mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
 }
 
 /* Store v into variable p of block `rank` (p: this block's copy) and count its bytes on that
  * block's mbarrier bar. Across blocks an st.async; in a cluster of one block, where
  * compute-sanitizer rejects DSMEM stores, a shared store, a block fence and a local complete_tx. */
-__device__ __forceinline__ void mbar_complete_tx(unsigned long long* bar, unsigned bytes) {
-  asm volatile("mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void cluster_send_u32(unsigned* p, unsigned rank, unsigned v, unsigned long long* bar,
-                                                 bool solo) {
+template <typename T>
+__device__ __forceinline__ void cluster_send(T* p, unsigned rank, T v, unsigned long long* bar, bool solo) {
   if (solo) {
-    *(volatile unsigned*)p = v;
+    *(volatile T*)p = v;
     __threadfence_block();
-    mbar_complete_tx(bar, 4u);
+    mbar_complete_tx(bar, (unsigned)sizeof(T));
   } else {
-    st_async_u32(cluster_map(smem_addr(p), rank), v, cluster_map(smem_addr(bar), rank));
-  }
-}
-__device__ __forceinline__ void cluster_send_u64(unsigned long long* p, unsigned rank, unsigned long long v,
-                                                 unsigned long long* bar, bool solo) {
-  if (solo) {
-    *(volatile unsigned long long*)p = v;
-    __threadfence_block();
-    mbar_complete_tx(bar, 8u);
-  } else {
-    st_async_u64(cluster_map(smem_addr(p), rank), v, cluster_map(smem_addr(bar), rank));
+    st_async<T>(cluster_map(smem_addr(p), rank), v, cluster_map(smem_addr(bar), rank));
   }
 }
 

@@ -363,7 +363,7 @@ TEST(variable_rows) {
   return TEST_OK;
 }
 
-/* The thread-group path (rtopk_thread_rows.cuh: n <= 256, k <= 16, 16- and 32-bit keys),
+/* The thread-group path (rtopk_thread_rows.cuh: n <= 1024, k <= 16, 16- and 32-bit keys),
  * forced at 1, 2 and 4 lanes per row and at the rule's own (TOPK_RTOPK_GROUP=8 is not a group
  * size, so it is ignored), and the warp search forced on the same shapes; then the default rule. Every distribution (NaN and inf mixes included) and direction, sorted or
  * not, queue buckets 4 / 8 / 16 and their edges, rows shorter than k and than the group,
@@ -384,8 +384,11 @@ TEST(thread_path) {
               .env = {{"TOPK_RTOPK_PATH", paths[pth]}, {"TOPK_RTOPK_GROUP", groups[pth]}});
           RUN(.dtype = dts[d], .batch = 70, .n = 100, .ld = 103, .k = 16, .flags = flags, .gen = gpu_case_dists[g],
               .env = {{"TOPK_RTOPK_PATH", paths[pth]}, {"TOPK_RTOPK_GROUP", groups[pth]}});
+          /* rows of 257..1024: 9 and 10 index bits in a prefix word */
+          RUN(.dtype = dts[d], .batch = 40, .n = 700, .k = 11, .flags = flags, .gen = gpu_case_dists[g],
+              .env = {{"TOPK_RTOPK_PATH", paths[pth]}, {"TOPK_RTOPK_GROUP", groups[pth]}});
         }
-  static const int64_t ns[] = {1, 3, 4, 5, 8, 9, 16, 17, 31, 64, 127, 128, 129, 255, 256};
+  static const int64_t ns[] = {1, 3, 4, 5, 8, 9, 16, 17, 31, 64, 127, 128, 129, 255, 256, 257, 511, 512, 513, 1000, 1024};
   static const int64_t ks[] = {1, 2, 4, 5, 8, 9, 16};
   for (int i = 0; i < COUNT(ns); ++i)
     for (int j = 0; j < COUNT(ks) && ks[j] <= ns[i]; ++j) {
@@ -411,6 +414,25 @@ TEST(thread_path) {
     RUN(.dtype = dts[d], .batch = 5000, .n = 128, .k = 8, .index_type = TOPK_INDEX_I32, .gen = {.dist = GEN_CD});
     RUN(.dtype = dts[d], .batch = 500, .n = 200, .k = 7, .index_type = TOPK_INDEX_NONE, .gen = {.dist = GEN_UNIFORM});
   }
+  /* More rows than one wave of blocks holds (the grid strides, and each lane fetches its next
+   * row's first chunk during its last one): uniform rows at every group size, and variable
+   * rows (mostly empty, 21 of them 1..23 long) where a lane's next row differs in length. */
+  const int64_t vb = 200000;
+  int64_t* voff = (int64_t*)malloc((size_t)(vb + 1) * sizeof *voff);
+  ASSERT_TRUE(voff != NULL);
+  for (int64_t r = 0, o = 0; r <= vb; ++r) {
+    voff[r] = o;
+    if (r % 9973 == 0) o += 1 + r % 23; /* 21 rows, 247 elements in all */
+  }
+  for (int gi = 0; gi < 3; ++gi) {
+    RUN(.dtype = TOPK_F32, .batch = 300000, .n = 24, .k = 5, .flags = TOPK_SORTED, .gen = {.dist = GEN_ZIPF},
+        .env = {{"TOPK_RTOPK_PATH", "thread"}, {"TOPK_RTOPK_GROUP", groups[gi]}});
+    RUN(.dtype = TOPK_I32, .batch = 200000, .n = 100, .ld = 101, .k = 16, .gen = {.dist = GEN_NORMAL},
+        .env = {{"TOPK_RTOPK_PATH", "thread"}, {"TOPK_RTOPK_GROUP", groups[gi]}});
+    RUN(.dtype = TOPK_F32, .batch = vb, .n = voff[vb], .k = 3, .gen = {.dist = GEN_NORMAL}, .offsets = voff,
+        .env = {{"TOPK_RTOPK_PATH", "thread"}, {"TOPK_RTOPK_GROUP", groups[gi]}});
+  }
+  free(voff);
   return TEST_OK;
 }
 
@@ -420,6 +442,10 @@ TEST(many_rows) {
   RUN(.dtype = TOPK_F32, .batch = 65536, .n = 256, .k = 16, .gen = {.dist = GEN_NORMAL});
   RUN(.dtype = TOPK_BF16, .batch = 65536, .n = 64, .k = 8, .gen = {.dist = GEN_NORMAL});
   RUN(.dtype = TOPK_F32, .batch = 65536, .n = 128, .k = 2, .flags = TOPK_SORTED, .gen = {.dist = GEN_UNIFORM});
+  /* enough rows of 257..512 for the thread path by default (prefix words of 9 index bits), and
+   * enough 16-bit rows for 2 lanes a row */
+  RUN(.dtype = TOPK_F32, .batch = 17000, .n = 500, .k = 7, .flags = TOPK_SORTED, .gen = {.dist = GEN_UNIFORM});
+  RUN(.dtype = TOPK_BF16, .batch = 66000, .n = 300, .k = 16, .gen = {.dist = GEN_UNIFORM});
   RUN(.dtype = TOPK_F32, .batch = 16384, .n = 768, .k = 128, .flags = TOPK_SORTED, .gen = {.dist = GEN_NORMAL});
   RUN(.dtype = TOPK_F16, .batch = 4096, .n = 4096, .k = 512, .gen = {.dist = GEN_NORMAL});
   RUN(.dtype = TOPK_F32, .batch = 1, .n = 1024, .k = 1000, .gen = {.dist = GEN_NORMAL});

@@ -174,8 +174,8 @@ static topk_status launch_width(const rtopk_plan* L, const rtopk_params& P, cuda
 }
 
 /* The thread-group path (rtopk_thread_rows.cuh): exact mode, 16- and 32-bit keys, rows of
- * <= 256 with k <= 16. Returns the lanes per row (1, 2 or 4), or 0 for the warp search.
- * Fitted on the H100 over 4096..262144 rows x 16..256 x k 1..16, f32, every G forced
+ * <= RTOPK_THREAD_MAX_N with k <= 16. Returns the lanes per row (1, 2 or 4), or 0 for the warp
+ * search. G fitted on the H100 over 4096..262144 rows x 16..256 x k 1..16, f32, every G forced
  * (bench/results/h100_rtopk_groups_s11.csv, docs/BENCHMARKS.md session 11; simulated on that
  * grid, the rule is within 1.13x of the best choice, median 1.00):
  * - G = 4 (more lanes shorten each lane's chain of compare-exchanges and read fewer rows per
@@ -185,12 +185,30 @@ static topk_status launch_width(const rtopk_plan* L, const rtopk_params& P, cuda
  * - the warp search below 16 lanes per SM (a lone lane's chain is slower: the choose sweep,
  *   1-16 rows of 16, +3 us), and for rows longer than 128 below 32 rows per SM (4096 x 256:
  *   9.8 against 14.4 us);
- * - the warp search for 32-bit keys with k > 8 over rows longer than 128 (16 slots of 64-bit
- *   composites; 65536 x 256, k = 16: 76 against 82 us). 16-bit keys stay here (bf16 65536 x
- *   256, k = 16: 43 against 85 us).
- * TOPK_RTOPK_PATH=search or thread forces either where the thread path can run, and
- * TOPK_RTOPK_GROUP=1|2|4 the lanes per row (for measurement). */
-enum { RTOPK_THREAD_FILL = 2048 };
+ * - rows of 257..512 with fewer than RTOPK_THREAD_ROWS_PER_SM_512 rows per SM: the warp search
+ *   (f32, both forced, k 4..16, session 23: at 16384 rows, 124 per SM, the thread path took
+ *   0.67-0.89x the search's time at 384 and 512);
+ * - rows longer than RTOPK_THREAD_AUTO_N: the warp search. On normal rows the thread path won
+ *   there too (0.83-0.93x at 768 and 1024 from 65536 rows), but on uniform rows it lost (2^18
+ *   x 768 / 1024, k = 16: 0.511 / 0.675 ms against 0.462 / 0.575): ties of prefixes at the
+ *   k-th slot grow with the row (2.4-3.0 % of uniform rows at 768..1024, 0.5 % of normal ones,
+ *   simulated), and a group that needs the second pass holds its warp's other 7 groups;
+ * - 16-bit keys take at most 2 lanes a row over rows of <= 256 from
+ *   RTOPK_THREAD_HALF_G_ROWS_PER_SM rows per SM (bf16 65536 x 64 / 128 / 256, k = 8, every G forced, session 23: G = 2 12.3 / 17.3 / 28.4
+ *   us, G = 4 13.0 / 19.2 / 31.5; f32 keeps G = 4: 15.8 / 22.7 / 39.4 against 17.8 / 28.0 /
+ *   54.4).
+ * Until session 23, 32-bit keys with k > 8 over rows longer than 128 took the warp search too
+ * (64-bit composites then; 65536 x 256, k = 16: thread 82 against search 76 us); with 32-bit
+ * prefix words the thread path is 1.24-1.41x faster there (16384..262144 rows x 256, k = 16,
+ * f32; docs/BENCHMARKS.md session 23).
+ * TOPK_RTOPK_PATH=search or thread forces either where the thread path can run (rows of <=
+ * RTOPK_THREAD_MAX_N), and TOPK_RTOPK_GROUP=1|2|4 the lanes per row (for measurement). */
+enum {
+  RTOPK_THREAD_FILL = 2048,
+  RTOPK_THREAD_AUTO_N = 512,
+  RTOPK_THREAD_ROWS_PER_SM_512 = 124,
+  RTOPK_THREAD_HALF_G_ROWS_PER_SM = 496
+};
 static int thread_group(const topk_problem* p, int es, const int* iters, int sm_count) {
   if (iters || p->max_iter != 0 || (es != 2 && es != 4) || p->n > RTOPK_THREAD_MAX_N || p->k > RTOPK_THREAD_MAX_K)
     return 0;
@@ -198,6 +216,7 @@ static int thread_group(const topk_problem* p, int es, const int* iters, int sm_
   const int64_t sms = sm_count > 0 ? sm_count : 132;
   int g = 1;
   while (g < 4 && p->n >= 8 * g && (p->n / g > 64 || p->batch * g < RTOPK_THREAD_FILL * sms)) g *= 2;
+  if (es == 2 && g > 2 && p->n <= 256 && p->batch >= RTOPK_THREAD_HALF_G_ROWS_PER_SM * sms) g = 2;
   const char* eg = getenv("TOPK_RTOPK_GROUP");
   if (eg && (!strcmp(eg, "1") || !strcmp(eg, "2") || !strcmp(eg, "4"))) g = atoi(eg);
   const char* e = getenv("TOPK_RTOPK_PATH");
@@ -205,7 +224,8 @@ static int thread_group(const topk_problem* p, int es, const int* iters, int sm_
   if (e && strcmp(e, "thread") == 0) return g;
   if (p->batch * g < 16 * sms) return 0;
   if (p->batch < 32 * sms && p->n > 128) return 0;
-  if (es == 4 && p->k > 8 && p->n > 128) return 0;
+  if (p->n > RTOPK_THREAD_AUTO_N) return 0;
+  if (p->batch < RTOPK_THREAD_ROWS_PER_SM_512 * sms && p->n > 256) return 0;
   return g;
 }
 
@@ -216,14 +236,30 @@ static void (*thread_kernel(int g))(rtopk_params) {
                   : rtopk_thread_kernel<KeyT, K, 4, KIND>;
 }
 
+/* The thread path's grid: at most one wave of resident blocks, which stride over the rows, so
+ * that a lane's loads for its next row overlap its last chunk's compare-exchanges
+ * (rtopk_lane_pass). Blocks per SM from the occupancy calculator, once per kernel (relaxed
+ * atomics: plans may run from several host threads; 0 = not yet known). */
 template <typename KeyT, int KIND>
-static topk_status launch_thread(const rtopk_params& P, int g, cudaStream_t stream) {
+static topk_status launch_thread(const rtopk_params& P, int g, int sm_count, cudaStream_t stream) {
+  static int occ_known[3][3]; /* [K bucket][log2 G], blocks per SM + 1 */
   const int64_t rows_per_block = RTOPK_THREAD_BLOCK / g;
   int64_t blocks = (P.batch + rows_per_block - 1) / rows_per_block;
-  if (blocks > INT_MAX) blocks = INT_MAX; /* the kernel strides over the rest */
-  void (*kernel)(rtopk_params) = P.k <= 4   ? thread_kernel<KeyT, 4, KIND>(g)
-                                 : P.k <= 8 ? thread_kernel<KeyT, 8, KIND>(g)
-                                            : thread_kernel<KeyT, 16, KIND>(g);
+  /* Queues of 8 for k <= 4 over rows longer than 128: a lane then sorts half as many chunks,
+   * which was faster (f32 65536 x 256: k = 4 with K = 4 44.5 us, k = 8 with K = 8 38.2 us;
+   * 65536 x 1024: 181.7 against 134.1 us; 65536 x 128: 21.8 and 22.1 us). */
+  const int kb = P.k <= 4 && P.n <= 128 ? 0 : P.k <= 8 ? 1 : 2;
+  void (*kernel)(rtopk_params) = kb == 0   ? thread_kernel<KeyT, 4, KIND>(g)
+                                 : kb == 1 ? thread_kernel<KeyT, 8, KIND>(g)
+                                           : thread_kernel<KeyT, 16, KIND>(g);
+  int* known = &occ_known[kb][g == 1 ? 0 : g == 2 ? 1 : 2];
+  int occ = __atomic_load_n(known, __ATOMIC_RELAXED) - 1;
+  if (occ < 0) {
+    TOPK_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, kernel, RTOPK_THREAD_BLOCK, 0));
+    __atomic_store_n(known, occ + 1, __ATOMIC_RELAXED);
+  }
+  const int64_t wave = (int64_t)(sm_count > 0 ? sm_count : 132) * (occ > 0 ? occ : 1);
+  if (blocks > wave) blocks = wave;
   kernel<<<(unsigned)blocks, RTOPK_THREAD_BLOCK, 0, stream>>>(P);
   TOPK_CUDA_TRY_LAUNCH("rtopk_thread_kernel");
   return TOPK_SUCCESS;
@@ -260,9 +296,9 @@ static topk_status rtopk_launch(const topk_problem* p, const void* in, void* val
   P.worst_bits = topk_worst_value_bits(p->dtype, P.smallest);
   P.iters = iters;
   if (const int g = thread_group(p, L.es, iters, sm_count)) {
-    if (L.es == 2) return launch_thread<uint16_t, RTOPK_KIND_F16X>(P, g, stream);
-    return p->dtype == TOPK_F32 ? launch_thread<uint32_t, RTOPK_KIND_F32>(P, g, stream)
-                                : launch_thread<uint32_t, RTOPK_KIND_GENERIC>(P, g, stream);
+    if (L.es == 2) return launch_thread<uint16_t, RTOPK_KIND_F16X>(P, g, sm_count, stream);
+    return p->dtype == TOPK_F32 ? launch_thread<uint32_t, RTOPK_KIND_F32>(P, g, sm_count, stream)
+                                : launch_thread<uint32_t, RTOPK_KIND_GENERIC>(P, g, sm_count, stream);
   }
   /* value-space kinds (rtopk_kernels.cuh): fp32 reals for the 16- and 32-bit floats,
    * doubles and a runtime dtype switch for the rest */

@@ -1,29 +1,45 @@
 /*
- * rtopk_thread_rows.cuh: tiny rows with small k (MoE routing: 64..256 experts, k <= 8),
- * a few lanes per row. rtopk.cu launches it instead of the warp-per-row search
- * (rtopk_kernels.cuh) in exact mode for rows of at most RTOPK_THREAD_MAX_N elements with
- * k <= RTOPK_THREAD_MAX_K, where n x k per lane is small for the lanes per SM (thread_group).
+ * rtopk_thread_rows.cuh: short rows with small k (MoE routing: 64..256 experts, k <= 8; rows
+ * of <= 1024 with k <= 16), a few lanes per row. rtopk.cu launches it instead of the
+ * warp-per-row search (rtopk_kernels.cuh) in exact mode for rows of at most
+ * RTOPK_THREAD_MAX_N elements with k <= RTOPK_THREAD_MAX_K where enough rows fill the SMs
+ * (thread_group).
  *
  * Why: a warp per row pays a fixed cost per row (min/max reductions, guess arithmetic,
- * warp scans; ncu: 767 warp instructions per row of 64 elements, k = 8), which a
- * 64-element row cannot amortise. A lane that streams its part of the row and keeps the best
- * K in registers pays compare-exchanges per element (about 6 instructions each for 64-bit
- * composites, on the integer pipe, which bounds this path) and little per row beyond the
- * stores; the SM needs many lanes.
+ * warp scans; ncu: 767 warp instructions per row of 64 elements, k = 8), which a short row
+ * cannot amortise. A lane that streams its part of the row and keeps the best K in registers
+ * pays compare-exchanges per element and little per row beyond the stores; the SM needs many
+ * lanes.
  *
- * The queue: K composite keys, best first. A composite is (rank key << 30 | (2^30 - 1 -
- * index)) for 32-bit keys and (rank key << 16 | (2^16 - 1 - index)) for 16-bit keys, so
- * that the larger composite is the better element and, among equal keys, the one with
- * the lower index (the project's tie rule), and 0 is below every element (the empty
- * slot). Chunks of K elements are sorted by a network and merged into the queue by a
- * bitonic step, with no branch; the queue is sorted at the end: TOPK_SORTED costs nothing.
+ * The queue: K composite words, best first, each one 32-bit word, so that a compare-exchange
+ * is an unsigned min and max (two VIMNMX). The larger word is the better element and, among
+ * equal keys, the one with the lower index (the project's tie rule); 0 is below every element
+ * (the empty slot).
+ * - 16-bit keys: key << 16 | (2^16 - 1 - index), exact.
+ * - 32-bit keys: the prefix word, (key without its low ib bits) | (2^ib - 1 - index), ib = 8,
+ *   9 or 10 index bits for rows of <= 256, 512, 1024. It orders elements by their keys'
+ *   prefixes only. The k best by prefix word are the k best elements unless the k-th slot's
+ *   prefix p also belongs to an element left out (the queue tracks the best word it dropped):
+ *   then the slots with prefixes above p stand, and a second pass over the row ranks the
+ *   elements of prefix p by (low ib bits, index) (rtopk_low_word) for the rest. Sorted output
+ *   whose kept slots share a prefix is put in order by full keys read back from the row.
+ *   Values are read back from the row by index.
+ *   Until session 23 these were 64-bit composites (key << 30 | ~index, compared as doubles):
+ *   ~9 instructions a compare-exchange with the register moves that pairs need (SASS: 547
+ *   IMAD.MOV, 449 SEL/FSEL for 118 DSETP in the K = 8 kernel), where a word takes two.
+ * Chunks of K elements are sorted by a network and merged into the queue by a bitonic step,
+ * with no branch; the queue is sorted at the end: TOPK_SORTED costs nothing where prefixes
+ * differ.
  *
  * Loads: a lane reads its chunks with 16-byte loads (8-byte for four 16-bit keys) where the
- * row start is aligned (scalar otherwise and for the tail). The lanes of a group read
- * adjacent chunks; across a warp these are 32 / G rows at the row stride.
+ * row start is aligned (scalar otherwise and for the tail), one chunk ahead of its
+ * compare-exchanges: the next chunk of the row, or the first chunk of the lane's next row
+ * (the grid is one wave of resident blocks that strides over the rows), so that the loads
+ * overlap the networks. The lanes of a group read adjacent chunks; across a warp these are
+ * 32 / G rows at the row stride.
  *
  * Safety: rows are clamped as in rtopk_kernels.cuh (topk_row, then to RTOPK_THREAD_MAX_N);
- * every output slot written is < k.
+ * every output slot written is < k; every index read back is < the row's length.
  */
 #ifndef TOPK_CUDA_RTOPK_THREAD_ROWS_CUH
 #define TOPK_CUDA_RTOPK_THREAD_ROWS_CUH
@@ -31,47 +47,35 @@
 #include "rtopk_kernels.cuh"
 
 enum {
-  RTOPK_THREAD_MAX_N = 256, /* longest row of the thread path */
+  RTOPK_THREAD_MAX_N = 1024, /* longest row of the thread path (<= 10 index bits in a prefix word) */
   RTOPK_THREAD_MAX_K = 16,  /* longest queue */
   RTOPK_THREAD_BLOCK = 128  /* threads per block (128 / G rows) */
 };
 
-/* The composite of a key: the type twice as wide, and how to build and split it. */
-template <typename KeyT> struct rtopk_comp;
-template <> struct rtopk_comp<uint16_t> { /* the word of rtopk_entry<uint16_t> (rtopk_kernels.cuh) */
-  typedef uint32_t type;
-  static __device__ __forceinline__ uint32_t make(uint16_t key, unsigned idx) {
-    return rtopk_entry<uint16_t>::make(key, idx).w;
-  }
-  static __device__ __forceinline__ uint16_t key(uint32_t c) { return rtopk_entry<uint16_t>{c}.key(); }
-  static __device__ __forceinline__ unsigned idx(uint32_t c) { return rtopk_entry<uint16_t>{c}.pos(); }
-};
-/* 32-bit keys: key << 30 | (2^30 - 1 - index) (rows here are <= 256 long). The top two bits
- * stay 0, so the word read as a double is a finite non-negative number (subnormal for small
- * keys, which FP64 compares exactly), ordered as the integer is: rtopk_gt compares it on the
- * FP64 pipe with one DSETP, where a 64-bit integer compare takes two or four ALU instructions,
- * and the ALU pipe is what bounds this path (ncu: 71-79 %). */
-template <> struct rtopk_comp<uint32_t> {
-  typedef uint64_t type;
-  static __device__ __forceinline__ uint64_t make(uint32_t key, unsigned idx) {
-    return ((uint64_t)key << 30) | (uint64_t)(0x3FFFFFFFu - idx);
-  }
-  static __device__ __forceinline__ uint32_t key(uint64_t c) { return (uint32_t)(c >> 30); }
-  static __device__ __forceinline__ unsigned idx(uint64_t c) { return 0x3FFFFFFFu - (uint32_t)(c & 0x3FFFFFFFu); }
-};
-
-/* a > b for composites: the 32-bit ones as integers, the 64-bit ones as doubles (above). */
-__device__ __forceinline__ bool rtopk_gt(uint32_t a, uint32_t b) { return a > b; }
-__device__ __forceinline__ bool rtopk_gt(uint64_t a, uint64_t b) {
-  return __longlong_as_double((long long)a) > __longlong_as_double((long long)b);
+/* The composite words (see above). */
+__device__ __forceinline__ uint32_t rtopk_word16(uint16_t key, unsigned idx) { /* = rtopk_entry<uint16_t> */
+  return ((uint32_t)key << 16) | (0xFFFFu - idx);
+}
+/* ib index bits (8, 9 or 10: rows of <= 256, 512, 1024); imax = 2^ib - 1 */
+__device__ __forceinline__ uint32_t rtopk_prefix_word(uint32_t key, unsigned idx, int ib) {
+  const uint32_t imax = (1u << ib) - 1u;
+  return (key & ~imax) | (imax - idx);
+}
+__device__ __forceinline__ uint32_t rtopk_word_prefix(uint32_t w, int ib) { return w >> ib; }
+__device__ __forceinline__ unsigned rtopk_word_index(uint32_t w, int ib) {
+  const uint32_t imax = (1u << ib) - 1u;
+  return imax - (w & imax);
+}
+/* The second pass: elements of prefix p ordered by (low ib bits, lower index); 0 for the rest. */
+__device__ __forceinline__ uint32_t rtopk_low_word(uint32_t key, unsigned idx, uint32_t p, int ib) {
+  const uint32_t imax = (1u << ib) - 1u;
+  return (key >> ib) == p ? (1u << (2 * ib)) | ((key & imax) << ib) | (imax - idx) : 0u;
 }
 
-/* Compare-exchange: the larger composite to a. */
-template <typename C>
-__device__ __forceinline__ void rtopk_cx(C& a, C& b) {
-  const bool p = rtopk_gt(a, b);
-  const C hi = p ? a : b;
-  b = p ? b : a;
+/* Compare-exchange: the larger word to a. */
+__device__ __forceinline__ void rtopk_cx(uint32_t& a, uint32_t& b) {
+  const uint32_t hi = max(a, b);
+  b = min(a, b);
   a = hi;
 }
 
@@ -94,9 +98,9 @@ struct rtopk_batcher {
   }
 };
 
-/* Sort K composites best first. */
-template <typename C, int K>
-__device__ __forceinline__ void rtopk_sort_desc(C (&c)[K]) {
+/* Sort K words best first. */
+template <int K>
+__device__ __forceinline__ void rtopk_sort_desc(uint32_t (&c)[K]) {
   constexpr rtopk_batcher<K> net{};
 #pragma unroll
   for (int t = 0; t < net.n; ++t) rtopk_cx(c[net.a[t]], c[net.b[t]]);
@@ -104,11 +108,15 @@ __device__ __forceinline__ void rtopk_sort_desc(C (&c)[K]) {
 
 /* q and o sorted best first: q becomes the best K of both, sorted. q[s] = max(q[s], o[K-1-s])
  * keeps the best K as a bitonic sequence (one list descending against the other ascending),
- * and a half-cleaner network sorts it. */
-template <typename C, int K>
-__device__ __forceinline__ void rtopk_keep_best(C (&q)[K], const C (&o)[K]) {
+ * and a half-cleaner network sorts it. TRACK: *dropped becomes the best word left out, if
+ * better (the words left out are the minima of that first step). */
+template <int K, bool TRACK>
+__device__ __forceinline__ void rtopk_keep_best(uint32_t (&q)[K], const uint32_t (&o)[K], uint32_t& dropped) {
 #pragma unroll
-  for (int s = 0; s < K; ++s) q[s] = rtopk_gt(q[s], o[K - 1 - s]) ? q[s] : o[K - 1 - s];
+  for (int s = 0; s < K; ++s) {
+    if (TRACK) dropped = max(dropped, min(q[s], o[K - 1 - s]));
+    q[s] = max(q[s], o[K - 1 - s]);
+  }
 #pragma unroll
   for (int j = K / 2; j >= 1; j >>= 1)
 #pragma unroll
@@ -117,116 +125,256 @@ __device__ __forceinline__ void rtopk_keep_best(C (&q)[K], const C (&o)[K]) {
 }
 
 /* Merge the sorted queues of the G lanes of a group (lanes g ^ m, m < G) so that every lane
- * holds the best K of the group's elements, best first. Both partners of a round end with
- * the same queue: the composites are distinct (or 0, the empty slot). */
-template <typename C, int K, int G>
-__device__ __forceinline__ void rtopk_group_merge(C (&q)[K], unsigned mask) {
+ * holds the best K of the group's elements, best first (and, TRACK, the best word dropped
+ * anywhere in the group). Both partners of a round end with the same queue: the words are
+ * distinct (or 0, the empty slot). */
+template <int K, int G, bool TRACK>
+__device__ __forceinline__ void rtopk_group_merge(uint32_t (&q)[K], uint32_t& dropped, unsigned mask) {
 #pragma unroll
   for (int m = 1; m < G; m <<= 1) {
-    C o[K];
+    uint32_t o[K];
 #pragma unroll
     for (int s = 0; s < K; ++s) o[s] = __shfl_xor_sync(mask, q[s], m, G);
-    rtopk_keep_best<C, K>(q, o);
+    if (TRACK) dropped = max(dropped, __shfl_xor_sync(mask, dropped, m, G));
+    rtopk_keep_best<K, TRACK>(q, o, dropped);
   }
 }
 
-/* The composites of the row's chunk [base, base + K), 0 (the empty slot) past the row's end;
- * one or more 16-byte loads (one 8-byte load for four 16-bit keys) where the row start allows. */
+/* A row as the lanes of its group see it. */
+template <typename KeyT>
+struct rtopk_lane_row {
+  const KeyT* src;
+  int len;    /* clamped to RTOPK_THREAD_MAX_N */
+  int chunks; /* ceil(len / K) */
+  bool vec_ok;
+};
+
 template <typename KeyT, int K>
-__device__ __forceinline__ void rtopk_load_chunk(const KeyT* src, int base, int len, bool vec_ok,
-                                                 const rtopk_xf<KeyT>& x, typename rtopk_comp<KeyT>::type (&c)[K]) {
-  typedef rtopk_comp<KeyT> Comp;
+__device__ __forceinline__ rtopk_lane_row<KeyT> rtopk_lane_row_at(const rtopk_params& P, int64_t r) {
+  const topk_row_span span = topk_row(P.offsets, P.n, P.ld, r); /* common/rows.cuh */
+  rtopk_lane_row<KeyT> w;
+  w.len = (int)(span.len < RTOPK_THREAD_MAX_N ? span.len : RTOPK_THREAD_MAX_N);
+  w.src = (const KeyT*)P.in + span.start;
+  constexpr int align = K * (int)sizeof(KeyT) < 16 ? K * (int)sizeof(KeyT) : 16;
+  w.vec_ok = ((uintptr_t)w.src % align) == 0;
+  w.chunks = (w.len + K - 1) / K;
+  return w;
+}
+
+/* A chunk's raw bits as loaded: K keys in 32-bit words (two 16-bit keys a word). */
+template <typename KeyT, int K>
+struct rtopk_chunk_bits {
+  uint32_t w[K * (int)sizeof(KeyT) / 4];
+  __device__ __forceinline__ KeyT elem(int j) const {
+    if constexpr (sizeof(KeyT) == 4) return (KeyT)w[j];
+    else return (KeyT)(w[j >> 1] >> (16 * (j & 1)));
+  }
+};
+
+/* Issues the loads of chunk ci ([ci K, ci K + K) of the row; 0 past its end): 16-byte loads
+ * (one 8-byte load for four 16-bit keys) where the row start allows, else one by one. */
+template <typename KeyT, int K>
+__device__ __forceinline__ void rtopk_fetch_chunk(const rtopk_lane_row<KeyT>& row, int ci, rtopk_chunk_bits<KeyT, K>& b) {
   constexpr int BYTES = K * (int)sizeof(KeyT); /* 8 .. 64 */
-  if (vec_ok && base + K <= len) {
-    KeyT v[K];
+  const int base = ci * K;
+  if (row.vec_ok && base + K <= row.len) {
     if constexpr (BYTES >= 16) {
-      constexpr int V = 16 / (int)sizeof(KeyT);
 #pragma unroll
-      for (int m = 0; m < K / V; ++m) {
-        const rtopk_vec<KeyT, V> t = *reinterpret_cast<const rtopk_vec<KeyT, V>*>(src + base + m * V);
-#pragma unroll
-        for (int j = 0; j < V; ++j) v[m * V + j] = t.a[j];
+      for (int m = 0; m < BYTES / 16; ++m) {
+        const uint4 t = reinterpret_cast<const uint4*>(row.src + base)[m];
+        b.w[4 * m] = t.x;
+        b.w[4 * m + 1] = t.y;
+        b.w[4 * m + 2] = t.z;
+        b.w[4 * m + 3] = t.w;
       }
     } else {
-      const uint2 t = *reinterpret_cast<const uint2*>(src + base);
-      memcpy(v, &t, sizeof t);
+      const uint2 t = *reinterpret_cast<const uint2*>(row.src + base);
+      b.w[0] = t.x;
+      b.w[1] = t.y;
     }
-#pragma unroll
-    for (int j = 0; j < K; ++j) c[j] = Comp::make(rtopk_key(v[j], x), (unsigned)(base + j));
   } else {
 #pragma unroll
-    for (int j = 0; j < K; ++j)
-      c[j] = base + j < len ? Comp::make(rtopk_key(src[base + j], x), (unsigned)(base + j)) : 0;
+    for (int j = 0; j < K; ++j) {
+      const uint32_t e = base + j < row.len ? (uint32_t)row.src[base + j] : 0u;
+      if constexpr (sizeof(KeyT) == 4) b.w[j] = e;
+      else if (j & 1) b.w[j >> 1] |= e << 16;
+      else b.w[j >> 1] = e;
+    }
   }
+}
+
+/* One lane's part of a row pass: the words mk(raw, index) of chunks g, g + G, ... of the row,
+ * best K kept in q (all 0 for a lane without a chunk). buf holds the lane's first chunk (the
+ * caller fetched it); each step fetches the lane's next chunk before it sorts the current one,
+ * and the last step fetches the first chunk of `next` (when has_next), so that those loads
+ * overlap the compare-exchanges. Every lane of a group takes the same number of steps. */
+template <int K, int G, bool TRACK, typename KeyT, typename Make>
+__device__ __forceinline__ void rtopk_lane_pass(const rtopk_lane_row<KeyT>& row, rtopk_chunk_bits<KeyT, K>& buf,
+                                                bool has_next, const rtopk_lane_row<KeyT>& next, int g, Make mk,
+                                                uint32_t (&q)[K], uint32_t& dropped) {
+  const int steps = row.chunks > G ? (row.chunks + G - 1) / G : 1;
+#pragma unroll 1
+  for (int s = 0; s < steps; ++s) {
+    const int ci = s * G + g;
+    const rtopk_chunk_bits<KeyT, K> cur = buf;
+    if (s + 1 < steps) {
+      if (ci + G < row.chunks) rtopk_fetch_chunk<KeyT, K>(row, ci + G, buf);
+    } else if (has_next && g < next.chunks) {
+      rtopk_fetch_chunk<KeyT, K>(next, g, buf);
+    }
+    if (ci < row.chunks) {
+      const int base = ci * K;
+      uint32_t c[K];
+      if (base + K <= row.len) {
+#pragma unroll
+        for (int j = 0; j < K; ++j) c[j] = mk(cur.elem(j), (unsigned)(base + j));
+      } else {
+#pragma unroll
+        for (int j = 0; j < K; ++j) c[j] = base + j < row.len ? mk(cur.elem(j), (unsigned)(base + j)) : 0u;
+      }
+      rtopk_sort_desc<K>(c);
+      if (s == 0) {
+#pragma unroll
+        for (int j = 0; j < K; ++j) q[j] = c[j];
+      } else {
+        rtopk_keep_best<K, TRACK>(q, c, dropped);
+      }
+    } else if (s == 0) {
+#pragma unroll
+      for (int j = 0; j < K; ++j) q[j] = 0;
+    }
+  }
+}
+
+/* Writes one result: raw bits and index. */
+template <typename KeyT>
+__device__ __forceinline__ void rtopk_emit_at(const rtopk_params& P, int64_t obase, int slot, KeyT raw, unsigned idx) {
+  ((KeyT*)P.values + obase)[slot] = raw;
+  if (P.index_type == TOPK_INDEX_I64) ((int64_t*)P.indices + obase)[slot] = (int64_t)idx;
+  else if (P.index_type == TOPK_INDEX_I32) ((int32_t*)P.indices + obase)[slot] = (int32_t)idx;
 }
 
 /*
  * grid-stride over rows, G lanes per row (a group: 1, 2 or 4 adjacent lanes); blockDim.x
- * = RTOPK_THREAD_BLOCK. The row is cut into chunks of K elements; lane g of a group takes
- * chunks g, g + G, ..., sorts each (rtopk_sort_desc) and keeps the best K of its queue and
- * the chunk (rtopk_keep_best): for K = 8, 31 compare-exchanges and 8 maxima per 8 elements,
- * where inserting each element down the queue took 64. The group merges its queues
- * (rtopk_group_merge) and lane g writes the slots s with s % G == g. More lanes per row
- * shorten each lane's chain and fill the SM where rows are few (thread_group in rtopk.cu
- * picks G). K >= P.k (a queue bucket: 4, 8 or 16); KIND as rtopk_kernel (the key transform
- * only).
+ * = RTOPK_THREAD_BLOCK; rtopk.cu launches one wave of resident blocks. The row is cut into
+ * chunks of K elements; lane g of a group takes chunks g, g + G, ..., sorts each
+ * (rtopk_sort_desc) and keeps the best K of its queue and the chunk (rtopk_keep_best): for K =
+ * 8, 19 + 12 compare-exchanges and 8 maxima per 8 elements, where inserting each element down
+ * the queue took 64. The group merges its queues (rtopk_group_merge); every lane stages the
+ * merged queue in its own column of shared memory, and lane g writes the slots s with s % G ==
+ * g from there (a loop, not K unrolled gathers and stores, which held ~100 registers at G = 1).
+ * More lanes per row shorten each lane's chain and fill the SM where rows are few
+ * (thread_group in rtopk.cu picks G). K >= P.k (a queue bucket: 4, 8 or 16); KIND as
+ * rtopk_kernel (the key transform only).
  */
 template <typename KeyT, int K, int G, int KIND>
 __global__ void __launch_bounds__(RTOPK_THREAD_BLOCK) rtopk_thread_kernel(const rtopk_params P) {
-  typedef rtopk_comp<KeyT> Comp;
-  typedef typename Comp::type C;
+  constexpr int B = RTOPK_THREAD_BLOCK;
+  __shared__ uint32_t s_q[K * B];                              /* word s of thread t: s_q[s * B + t] */
+  __shared__ uint32_t s_fk[sizeof(KeyT) == 4 ? K * B : 1];     /* full keys of tied slots, likewise */
+  uint32_t* const my_q = s_q + threadIdx.x;
   const rtopk_xf<KeyT> x = rtopk_make_xf<KeyT, KIND>(P.dtype, P.smallest);
-  const int64_t rows_per_pass = (int64_t)gridDim.x * (RTOPK_THREAD_BLOCK / G);
+  const int64_t rows_per_pass = (int64_t)gridDim.x * (B / G);
   const int g = (int)(threadIdx.x % G);
   /* the group's lanes within the warp (all of them take the same branches: same row) */
   const unsigned mask = ((1u << G) - 1u) << ((threadIdx.x % 32) & ~(unsigned)(G - 1));
   const int k = (int)P.k; /* <= K */
-  for (int64_t r = (int64_t)blockIdx.x * (RTOPK_THREAD_BLOCK / G) + threadIdx.x / G; r < P.batch;
-       r += rows_per_pass) {
-    const topk_row_span span = topk_row(P.offsets, P.n, P.ld, r); /* common/rows.cuh */
-    const int len = (int)(span.len < RTOPK_THREAD_MAX_N ? span.len : RTOPK_THREAD_MAX_N);
-    const KeyT* src = (const KeyT*)P.in + span.start;
-    const int align = K * (int)sizeof(KeyT) < 16 ? K * (int)sizeof(KeyT) : 16;
-    const bool vec_ok = ((uintptr_t)src % align) == 0;
-    const int chunks = (len + K - 1) / K;
-    C q[K];
-    int ci = g;
-    if (ci < chunks) { /* the first chunk is the queue */
-      rtopk_load_chunk<KeyT, K>(src, ci * K, len, vec_ok, x, q);
-      rtopk_sort_desc<C, K>(q);
-      ci += G;
-    } else {
-#pragma unroll
-      for (int s = 0; s < K; ++s) q[s] = 0;
-    }
-    for (; ci < chunks; ci += G) {
-      C c[K];
-      rtopk_load_chunk<KeyT, K>(src, ci * K, len, vec_ok, x, c);
-      rtopk_sort_desc<C, K>(c);
-      rtopk_keep_best<C, K>(q, c);
-    }
-    rtopk_group_merge<C, K, G>(q, mask);
-
-    /* the queue is best first: sorted and unsorted output alike; empty slots (rows shorter
-     * than k) get the worst value and index -1 */
+  int64_t r = (int64_t)blockIdx.x * (B / G) + threadIdx.x / G;
+  if (r >= P.batch) return;
+  rtopk_lane_row<KeyT> row = rtopk_lane_row_at<KeyT, K>(P, r);
+  rtopk_chunk_bits<KeyT, K> buf;
+  if (g < row.chunks) rtopk_fetch_chunk<KeyT, K>(row, g, buf);
+  for (;;) {
+    const int64_t rn = r + rows_per_pass;
+    const bool has_next = rn < P.batch;
+    const rtopk_lane_row<KeyT> next = has_next ? rtopk_lane_row_at<KeyT, K>(P, rn) : row;
     const int64_t obase = r * P.k;
+    const int kk = k < row.len ? k : row.len; /* slots that get an element */
+    uint32_t q[K], dropped = 0;
+    if constexpr (sizeof(KeyT) == 2) {
+      rtopk_lane_pass<K, G, false>(row, buf, has_next, next, g,
+                                   [&](KeyT e, unsigned i) { return rtopk_word16(rtopk_key(e, x), i); }, q, dropped);
+      rtopk_group_merge<K, G, false>(q, dropped, mask);
 #pragma unroll
-    for (int s = 0; s < K; ++s) {
-      if (s % G == g && s < k) {
-        if (s < len) {
-          /* as rtopk_emit, with the index unsigned (zero-extended to i64) */
-          const unsigned idx = Comp::idx(q[s]);
-          bool nan;
-          KeyT raw = rtopk_raw(Comp::key(q[s]), x, &nan);
-          if (nan) raw = src[idx]; /* NaN payloads survive */
-          ((KeyT*)P.values + obase)[s] = raw;
-          if (P.index_type == TOPK_INDEX_I64) ((int64_t*)P.indices + obase)[s] = (int64_t)idx;
-          else if (P.index_type == TOPK_INDEX_I32) ((int32_t*)P.indices + obase)[s] = (int32_t)idx;
-        } else {
-          rtopk_emit_empty<KeyT>(P, obase, s);
+      for (int s = 0; s < K; ++s) my_q[s * B] = q[s];
+#pragma unroll 1
+      for (int s = g; s < kk; s += G) {
+        const uint32_t w = my_q[s * B];
+        const unsigned idx = 0xFFFFu - (w & 0xFFFFu);
+        bool nan;
+        KeyT raw = rtopk_raw((KeyT)(w >> 16), x, &nan);
+        if (nan) raw = row.src[idx]; /* NaN payloads survive */
+        rtopk_emit_at<KeyT>(P, obase, s, raw, idx);
+      }
+    } else {
+      const int ib = P.n <= 256 ? 8 : P.n <= 512 ? 9 : 10; /* index bits (P.n <= RTOPK_THREAD_MAX_N) */
+      rtopk_lane_pass<K, G, true>(row, buf, has_next, next, g,
+                                  [&](KeyT e, unsigned i) { return rtopk_prefix_word(rtopk_key(e, x), i, ib); }, q,
+                                  dropped);
+      rtopk_group_merge<K, G, true>(q, dropped, mask);
+      /* The k-th slot's prefix p, and the best word outside the kk slots (q[kk], else the best
+       * dropped): if it shares p, the prefixes do not decide the slots of prefix p. */
+      uint32_t last = 0, after = dropped;
+#pragma unroll
+      for (int s = 0; s < K; ++s) {
+        if (s == kk - 1) last = q[s];
+        if (s == kk) after = q[s];
+      }
+      const uint32_t p = rtopk_word_prefix(last, ib);
+      const bool undecided = kk < row.len && rtopk_word_prefix(after, ib) == p;
+      int a = kk; /* slots decided by prefix */
+      if (undecided) {
+        a = 0;
+#pragma unroll
+        for (int s = 0; s < K; ++s) a += s < kk && rtopk_word_prefix(q[s], ib) > p;
+      }
+      bool tied = false; /* sorted output, and two of those a slots share a prefix */
+      if (P.sorted) {
+#pragma unroll
+        for (int s = 0; s + 1 < K; ++s) tied |= s + 1 < a && rtopk_word_prefix(q[s], ib) == rtopk_word_prefix(q[s + 1], ib);
+      }
+#pragma unroll
+      for (int s = 0; s < K; ++s) my_q[s * B] = q[s];
+      if (undecided) {
+        /* Slots a..kk-1: the best elements of prefix p by (low bits, index), in order. The pass
+         * reads the row again (from cache) and fetches the next row's first chunk anew. */
+        if (g < row.chunks) rtopk_fetch_chunk<KeyT, K>(row, g, buf);
+        rtopk_lane_pass<K, G, false>(row, buf, has_next, next, g,
+                                     [&](KeyT e, unsigned i) { return rtopk_low_word(rtopk_key(e, x), i, p, ib); }, q,
+                                     dropped);
+        rtopk_group_merge<K, G, false>(q, dropped, mask);
+#pragma unroll
+        for (int s = 0; s < K; ++s)
+          if (a + s < kk) my_q[(a + s) * B] = q[s];
+      }
+      if (tied) {
+        /* Sorted output where slots below a share a prefix: order those by full key (read back
+         * from the row), then index. Equal full keys share a prefix, and the queue lists equal
+         * prefixes in index order, so among equal keys the earlier slot wins. */
+#pragma unroll 1
+        for (int t = 0; t < a; ++t) s_fk[t * B + threadIdx.x] = rtopk_key(row.src[rtopk_word_index(my_q[t * B], ib)], x);
+      }
+#pragma unroll 1
+      for (int s = g; s < kk; s += G) {
+        const unsigned idx = rtopk_word_index(my_q[s * B], ib);
+        int slot = s;
+        if (tied && s < a) {
+          const uint32_t ks = s_fk[s * B + threadIdx.x];
+          slot = 0;
+#pragma unroll 1
+          for (int t = 0; t < a; ++t) {
+            const uint32_t kt = s_fk[t * B + threadIdx.x];
+            slot += kt > ks || (kt == ks && t < s);
+          }
         }
+        rtopk_emit_at<KeyT>(P, obase, slot, row.src[idx], idx);
       }
     }
+    /* rows shorter than k: the empty slots get the worst value and index -1 */
+    for (int s = kk + g; s < k; s += G) rtopk_emit_empty<KeyT>(P, obase, s);
+    if (!has_next) break;
+    r = rn;
+    row = next;
   }
 }
 

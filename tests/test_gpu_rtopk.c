@@ -388,7 +388,8 @@ TEST(thread_path) {
           RUN(.dtype = dts[d], .batch = 40, .n = 700, .k = 11, .flags = flags, .gen = gpu_case_dists[g],
               .env = {{"TOPK_RTOPK_PATH", paths[pth]}, {"TOPK_RTOPK_GROUP", groups[pth]}});
         }
-  static const int64_t ns[] = {1, 3, 4, 5, 8, 9, 16, 17, 31, 64, 127, 128, 129, 255, 256, 257, 511, 512, 513, 1000, 1024};
+  static const int64_t ns[] = {1,   3,   4,   5,   8,   9,   16,  17,   31,  64,  127,
+                               128, 129, 255, 256, 257, 511, 512, 513, 1000, 1024};
   static const int64_t ks[] = {1, 2, 4, 5, 8, 9, 16};
   for (int i = 0; i < COUNT(ns); ++i)
     for (int j = 0; j < COUNT(ks) && ks[j] <= ns[i]; ++j) {

@@ -28,8 +28,8 @@
  * without moving min, as the paper's Algorithm 2 line 11 reads (approximate even on
  * a hit); for bench/rtopk_accuracy only.
  *
- * Tiny rows with small k (n x k small for the rows per SM; exact mode, 16- and 32-bit keys)
- * go to a few lanes per row instead (rtopk_thread_rows.cuh, thread_group).
+ * Short rows with small k (rows of <= 512, k <= 16, enough rows for the SMs; exact mode, 16-
+ * and 32-bit keys) go to a few lanes per row instead (rtopk_thread_rows.cuh, thread_group).
  *
  * No workspace. run() never allocates, synchronises or copies to the host.
  * Longer rows (n > 4096): supports() refuses; they are another algorithm's job.
@@ -194,9 +194,9 @@ static topk_status launch_width(const rtopk_plan* L, const rtopk_params& P, cuda
  *   k-th slot grow with the row (2.4-3.0 % of uniform rows at 768..1024, 0.5 % of normal ones,
  *   simulated), and a group that needs the second pass holds its warp's other 7 groups;
  * - 16-bit keys take at most 2 lanes a row over rows of <= 256 from
- *   RTOPK_THREAD_HALF_G_ROWS_PER_SM rows per SM (bf16 65536 x 64 / 128 / 256, k = 8, every G forced, session 23: G = 2 12.3 / 17.3 / 28.4
- *   us, G = 4 13.0 / 19.2 / 31.5; f32 keeps G = 4: 15.8 / 22.7 / 39.4 against 17.8 / 28.0 /
- *   54.4).
+ *   RTOPK_THREAD_HALF_G_ROWS_PER_SM rows per SM (bf16 65536 x 64 / 128 / 256, k = 8, every G
+ *   forced, session 23: G = 2 12.3 / 17.3 / 28.4 us, G = 4 13.0 / 19.2 / 31.5; f32 keeps G =
+ *   4: 15.8 / 22.7 / 39.4 against 17.8 / 28.0 / 54.4).
  * Until session 23, 32-bit keys with k > 8 over rows longer than 128 took the warp search too
  * (64-bit composites then; 65536 x 256, k = 16: thread 82 against search 76 us); with 32-bit
  * prefix words the thread path is 1.24-1.41x faster there (16384..262144 rows x 256, k = 16,

@@ -174,7 +174,8 @@ struct rtopk_chunk_bits {
 /* Issues the loads of chunk ci ([ci K, ci K + K) of the row; 0 past its end): 16-byte loads
  * (one 8-byte load for four 16-bit keys) where the row start allows, else one by one. */
 template <typename KeyT, int K>
-__device__ __forceinline__ void rtopk_fetch_chunk(const rtopk_lane_row<KeyT>& row, int ci, rtopk_chunk_bits<KeyT, K>& b) {
+__device__ __forceinline__ void rtopk_fetch_chunk(const rtopk_lane_row<KeyT>& row, int ci,
+                                                  rtopk_chunk_bits<KeyT, K>& b) {
   constexpr int BYTES = K * (int)sizeof(KeyT); /* 8 .. 64 */
   const int base = ci * K;
   if (row.vec_ok && base + K <= row.len) {
@@ -270,8 +271,8 @@ __device__ __forceinline__ void rtopk_emit_at(const rtopk_params& P, int64_t oba
 template <typename KeyT, int K, int G, int KIND>
 __global__ void __launch_bounds__(RTOPK_THREAD_BLOCK) rtopk_thread_kernel(const rtopk_params P) {
   constexpr int B = RTOPK_THREAD_BLOCK;
-  __shared__ uint32_t s_q[K * B];                              /* word s of thread t: s_q[s * B + t] */
-  __shared__ uint32_t s_fk[sizeof(KeyT) == 4 ? K * B : 1];     /* full keys of tied slots, likewise */
+  __shared__ uint32_t s_q[K * B];                          /* word s of thread t: s_q[s * B + t] */
+  __shared__ uint32_t s_fk[sizeof(KeyT) == 4 ? K * B : 1]; /* full keys of tied slots, likewise */
   uint32_t* const my_q = s_q + threadIdx.x;
   const rtopk_xf<KeyT> x = rtopk_make_xf<KeyT, KIND>(P.dtype, P.smallest);
   const int64_t rows_per_pass = (int64_t)gridDim.x * (B / G);
@@ -331,7 +332,8 @@ __global__ void __launch_bounds__(RTOPK_THREAD_BLOCK) rtopk_thread_kernel(const 
       bool tied = false; /* sorted output, and two of those a slots share a prefix */
       if (P.sorted) {
 #pragma unroll
-        for (int s = 0; s + 1 < K; ++s) tied |= s + 1 < a && rtopk_word_prefix(q[s], ib) == rtopk_word_prefix(q[s + 1], ib);
+        for (int s = 0; s + 1 < K; ++s)
+          tied |= s + 1 < a && rtopk_word_prefix(q[s], ib) == rtopk_word_prefix(q[s + 1], ib);
       }
 #pragma unroll
       for (int s = 0; s < K; ++s) my_q[s * B] = q[s];
@@ -352,7 +354,8 @@ __global__ void __launch_bounds__(RTOPK_THREAD_BLOCK) rtopk_thread_kernel(const 
          * from the row), then index. Equal full keys share a prefix, and the queue lists equal
          * prefixes in index order, so among equal keys the earlier slot wins. */
 #pragma unroll 1
-        for (int t = 0; t < a; ++t) s_fk[t * B + threadIdx.x] = rtopk_key(row.src[rtopk_word_index(my_q[t * B], ib)], x);
+        for (int t = 0; t < a; ++t)
+          s_fk[t * B + threadIdx.x] = rtopk_key(row.src[rtopk_word_index(my_q[t * B], ib)], x);
       }
 #pragma unroll 1
       for (int s = g; s < kk; s += G) {

@@ -610,17 +610,22 @@ __device__ __forceinline__ unsigned rtopk_count_ge(const rtopk_row<KeyT, R, SMEM
   return rtopk_warp_sum<L>(c0 + c1, mask);
 }
 
-/* Writes result `slot` of the row whose results start at obase: the raw value (reloaded
- * from the input for NaN keys, so payloads survive) and the index. */
+/* Writes result `slot` of the row whose results start at obase: the raw value and the index
+ * (rtopk_emit_raw), or the raw value of a key (reloaded from the input for NaN keys, so
+ * payloads survive) and the index (rtopk_emit). */
+template <typename KeyT, typename SlotT, typename IdxT>
+__device__ __forceinline__ void rtopk_emit_raw(const rtopk_params& P, int64_t obase, SlotT slot, KeyT raw, IdxT idx) {
+  ((KeyT*)P.values + obase)[slot] = raw;
+  if (P.index_type == TOPK_INDEX_I64) ((int64_t*)P.indices + obase)[slot] = idx;
+  else if (P.index_type == TOPK_INDEX_I32) ((int32_t*)P.indices + obase)[slot] = idx;
+}
 template <typename KeyT>
 __device__ __forceinline__ void rtopk_emit(const rtopk_params& P, const rtopk_xf<KeyT>& x, const KeyT* src,
                                            int64_t obase, unsigned slot, KeyT key, int idx) {
   bool nan;
   KeyT raw = rtopk_raw(key, x, &nan);
   if (nan) raw = src[idx];
-  ((KeyT*)P.values + obase)[slot] = raw;
-  if (P.index_type == TOPK_INDEX_I64) ((int64_t*)P.indices + obase)[slot] = idx;
-  else if (P.index_type == TOPK_INDEX_I32) ((int32_t*)P.indices + obase)[slot] = idx;
+  rtopk_emit_raw(P, obase, slot, raw, idx);
 }
 
 /* Writes an empty result slot (a row shorter than k): the worst value and index -1. */

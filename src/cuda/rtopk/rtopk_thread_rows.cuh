@@ -53,8 +53,8 @@ enum {
 };
 
 /* The composite words (see above). */
-__device__ __forceinline__ uint32_t rtopk_word16(uint16_t key, unsigned idx) { /* = rtopk_entry<uint16_t> */
-  return ((uint32_t)key << 16) | (0xFFFFu - idx);
+__device__ __forceinline__ uint32_t rtopk_word16(uint16_t key, unsigned idx) {
+  return rtopk_entry<uint16_t>::make(key, idx).w; /* rtopk_kernels.cuh */
 }
 /* ib index bits (8, 9 or 10: rows of <= 256, 512, 1024); imax = 2^ib - 1 */
 __device__ __forceinline__ uint32_t rtopk_prefix_word(uint32_t key, unsigned idx, int ib) {
@@ -247,14 +247,6 @@ __device__ __forceinline__ void rtopk_lane_pass(const rtopk_lane_row<KeyT>& row,
   }
 }
 
-/* Writes one result: raw bits and index. */
-template <typename KeyT>
-__device__ __forceinline__ void rtopk_emit_at(const rtopk_params& P, int64_t obase, int slot, KeyT raw, unsigned idx) {
-  ((KeyT*)P.values + obase)[slot] = raw;
-  if (P.index_type == TOPK_INDEX_I64) ((int64_t*)P.indices + obase)[slot] = (int64_t)idx;
-  else if (P.index_type == TOPK_INDEX_I32) ((int32_t*)P.indices + obase)[slot] = (int32_t)idx;
-}
-
 /*
  * grid-stride over rows, G lanes per row (a group: 1, 2 or 4 adjacent lanes); blockDim.x
  * = RTOPK_THREAD_BLOCK; rtopk.cu launches one wave of resident blocks. The row is cut into
@@ -300,12 +292,12 @@ __global__ void __launch_bounds__(RTOPK_THREAD_BLOCK) rtopk_thread_kernel(const 
       for (int s = 0; s < K; ++s) my_q[s * B] = q[s];
 #pragma unroll 1
       for (int s = g; s < kk; s += G) {
-        const uint32_t w = my_q[s * B];
-        const unsigned idx = 0xFFFFu - (w & 0xFFFFu);
+        const rtopk_entry<uint16_t> e{my_q[s * B]};
+        const unsigned idx = e.pos();
         bool nan;
-        KeyT raw = rtopk_raw((KeyT)(w >> 16), x, &nan);
+        KeyT raw = rtopk_raw(e.key(), x, &nan);
         if (nan) raw = row.src[idx]; /* NaN payloads survive */
-        rtopk_emit_at<KeyT>(P, obase, s, raw, idx);
+        rtopk_emit_raw<KeyT>(P, obase, s, raw, idx);
       }
     } else {
       const int ib = P.n <= 256 ? 8 : P.n <= 512 ? 9 : 10; /* index bits (P.n <= RTOPK_THREAD_MAX_N) */
@@ -370,7 +362,7 @@ __global__ void __launch_bounds__(RTOPK_THREAD_BLOCK) rtopk_thread_kernel(const 
             slot += kt > ks || (kt == ks && t < s);
           }
         }
-        rtopk_emit_at<KeyT>(P, obase, slot, row.src[idx], idx);
+        rtopk_emit_raw<KeyT>(P, obase, slot, row.src[idx], idx);
       }
     }
     /* rows shorter than k: the empty slots get the worst value and index -1 */

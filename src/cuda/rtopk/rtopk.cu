@@ -193,10 +193,12 @@ static topk_status launch_width(const rtopk_plan* L, const rtopk_params& P, cuda
  *   x 768 / 1024, k = 16: 0.511 / 0.675 ms against 0.462 / 0.575): ties of prefixes at the
  *   k-th slot grow with the row (2.4-3.0 % of uniform rows at 768..1024, 0.5 % of normal ones,
  *   simulated), and a group that needs the second pass holds its warp's other 7 groups;
- * - 16-bit keys take at most 2 lanes a row over rows of <= 256 from
+ * - 16-bit keys take at most 2 lanes a row over rows of 65..256 from
  *   RTOPK_THREAD_HALF_G_ROWS_PER_SM rows per SM (bf16 65536 x 64 / 128 / 256, k = 8, every G
  *   forced, session 23: G = 2 12.3 / 17.3 / 28.4 us, G = 4 13.0 / 19.2 / 31.5; f32 keeps G =
- *   4: 15.8 / 22.7 / 39.4 against 17.8 / 28.0 / 54.4).
+ *   4: 15.8 / 22.7 / 39.4 against 17.8 / 28.0 / 54.4). Rows of 64 went back to G = 4 in
+ *   session 24, when a 16-bit step got cheaper (bf16 65536 x 64 / 128, k = 8: G = 4 12.1 /
+ *   17.5 us, G = 2 12.5 / 16.3).
  * Until session 23, 32-bit keys with k > 8 over rows longer than 128 took the warp search too
  * (64-bit composites then; 65536 x 256, k = 16: thread 82 against search 76 us); with 32-bit
  * prefix words the thread path is 1.24-1.41x faster there (16384..262144 rows x 256, k = 16,
@@ -216,7 +218,7 @@ static int thread_group(const topk_problem* p, int es, const int* iters, int sm_
   const int64_t sms = sm_count > 0 ? sm_count : 132;
   int g = 1;
   while (g < 4 && p->n >= 8 * g && (p->n / g > 64 || p->batch * g < RTOPK_THREAD_FILL * sms)) g *= 2;
-  if (es == 2 && g > 2 && p->n <= 256 && p->batch >= RTOPK_THREAD_HALF_G_ROWS_PER_SM * sms) g = 2;
+  if (es == 2 && g > 2 && p->n > 64 && p->n <= 256 && p->batch >= RTOPK_THREAD_HALF_G_ROWS_PER_SM * sms) g = 2;
   const char* eg = getenv("TOPK_RTOPK_GROUP");
   if (eg && (!strcmp(eg, "1") || !strcmp(eg, "2") || !strcmp(eg, "4"))) g = atoi(eg);
   const char* e = getenv("TOPK_RTOPK_PATH");

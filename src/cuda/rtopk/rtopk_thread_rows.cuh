@@ -51,6 +51,13 @@ enum {
   RTOPK_THREAD_MAX_K = 16,  /* longest queue */
   RTOPK_THREAD_BLOCK = 128  /* threads per block (128 / G rows) */
 };
+/* Blocks an SM that ptxas must allow (0: its own choice). Queues of 16 at 5 (<= 96 registers):
+ * left to itself ptxas took 116-122 for the 32-bit kernels after session 24's cheaper words,
+ * and 2^18 x 256 / 512, k = 16 ran 1.02x faster at 96 (H100, same run). 16-bit queues of 8 at 9
+ * (<= 56 registers, as before session 24; 64-69 with the early loads; not measured apart).
+ * A bound of 1 is not "no bound": it gave the f32 K = 8 kernels 80-86 registers, not 64.
+ * docs/perf-notes.md v0.24. */
+#define RTOPK_THREAD_MIN_BLOCKS(K, ES) ((K) >= 16 ? 5 : (ES) == 2 && (K) == 8 ? 9 : 0)
 
 /* The composite words (see above). */
 __device__ __forceinline__ uint32_t rtopk_word16(uint16_t key, unsigned idx) {
@@ -204,48 +211,167 @@ __device__ __forceinline__ void rtopk_fetch_chunk(const rtopk_lane_row<KeyT>& ro
   }
 }
 
-/* One lane's part of a row pass: the words mk(raw, index) of chunks g, g + G, ... of the row,
- * best K kept in q (all 0 for a lane without a chunk). buf holds the lane's first chunk (the
- * caller fetched it); each step fetches the lane's next chunk before it sorts the current one,
- * and the last step fetches the first chunk of `next` (when has_next), so that those loads
- * overlap the compare-exchanges. Every lane of a group takes the same number of steps. */
+/* One step of a lane: the words of chunk ci (mk builds all K from the raw bits; those past the
+ * row's end become 0, the empty word), while buf takes the lane's next chunk (chunk ci + G, or,
+ * on the row's last step, the first chunk of `next`); then the words are sorted and taken as
+ * the queue (FIRST) or merged into it.
+ * When the loads are issued: 16-bit keys copy the chunk (K / 2 registers) and load before the
+ * words are built, so that the loads overlap the whole step; 32-bit keys load once the words
+ * are built, into buf's own registers, and overlap the network and the merge. Copying K
+ * registers a step (session 23, with K more for the queue) or two buffers taking turns (more
+ * registers) measured slower for 32-bit keys on the H100; loading late measured slower for
+ * 16-bit keys on rows of 64, where a step is short (session 24, docs/perf-notes.md v0.24). */
+template <int K, int G, bool TRACK, bool FIRST, typename KeyT, typename Make>
+__device__ __forceinline__ void rtopk_lane_step(const rtopk_lane_row<KeyT>& row, rtopk_chunk_bits<KeyT, K>& buf,
+                                                bool last, bool has_next, const rtopk_lane_row<KeyT>& next, int g,
+                                                int ci, Make mk, uint32_t (&q)[K], uint32_t& dropped) {
+  constexpr bool EARLY = sizeof(KeyT) == 2;
+  const auto fetch_next = [&] {
+    if (!last) {
+      if (ci + G < row.chunks) rtopk_fetch_chunk<KeyT, K>(row, ci + G, buf);
+    } else if (has_next && g < next.chunks) {
+      rtopk_fetch_chunk<KeyT, K>(next, g, buf);
+    }
+  };
+  uint32_t c[K];
+  const bool have = ci < row.chunks;
+  const auto words = [&](const rtopk_chunk_bits<KeyT, K>& bits) {
+    if (have) {
+      const int base = ci * K;
+      mk(bits, base, c);
+      if (base + K > row.len) {
+#pragma unroll
+        for (int j = 0; j < K; ++j) c[j] = base + j < row.len ? c[j] : 0u;
+      }
+    }
+  };
+  if constexpr (EARLY) {
+    const rtopk_chunk_bits<KeyT, K> cur = buf;
+    fetch_next();
+    words(cur);
+  } else {
+    words(buf);
+    fetch_next();
+  }
+  if (have) {
+    rtopk_sort_desc<K>(c);
+    if (FIRST) {
+#pragma unroll
+      for (int j = 0; j < K; ++j) q[j] = c[j];
+    } else {
+      rtopk_keep_best<K, TRACK>(q, c, dropped);
+    }
+  } else if (FIRST) {
+#pragma unroll
+    for (int j = 0; j < K; ++j) q[j] = 0;
+  }
+}
+
+/* One lane's part of a row pass: the words of chunks g, g + G, ... of the row, best K kept in q
+ * (all 0 for a lane without a chunk). buf holds the lane's first chunk (the caller fetched it)
+ * and ends holding its first chunk of `next` (when has_next). Every lane of a group takes the
+ * same number of steps. The first step is peeled: with a branch on it inside the loop, the two
+ * ways q was built met in copies of all K words every step (SASS, session 24). */
 template <int K, int G, bool TRACK, typename KeyT, typename Make>
 __device__ __forceinline__ void rtopk_lane_pass(const rtopk_lane_row<KeyT>& row, rtopk_chunk_bits<KeyT, K>& buf,
                                                 bool has_next, const rtopk_lane_row<KeyT>& next, int g, Make mk,
                                                 uint32_t (&q)[K], uint32_t& dropped) {
   const int steps = row.chunks > G ? (row.chunks + G - 1) / G : 1;
+  rtopk_lane_step<K, G, TRACK, true>(row, buf, steps == 1, has_next, next, g, g, mk, q, dropped);
 #pragma unroll 1
-  for (int s = 0; s < steps; ++s) {
-    const int ci = s * G + g;
-    const rtopk_chunk_bits<KeyT, K> cur = buf;
-    if (s + 1 < steps) {
-      if (ci + G < row.chunks) rtopk_fetch_chunk<KeyT, K>(row, ci + G, buf);
-    } else if (has_next && g < next.chunks) {
-      rtopk_fetch_chunk<KeyT, K>(next, g, buf);
+  for (int s = 1; s < steps; ++s)
+    rtopk_lane_step<K, G, TRACK, false>(row, buf, s + 1 == steps, has_next, next, g, s * G + g, mk, q, dropped);
+}
+
+/* Word builders for rtopk_lane_pass: all K words of a chunk at once. */
+template <typename KeyT, int K, typename Word>
+struct rtopk_each_word { /* word(key bits, index), element by element */
+  Word word;
+  __device__ __forceinline__ void operator()(const rtopk_chunk_bits<KeyT, K>& cur, int base, uint32_t (&c)[K]) const {
+#pragma unroll
+    for (int j = 0; j < K; ++j) c[j] = word(cur.elem(j), (unsigned)(base + j));
+  }
+};
+template <typename KeyT, int K, typename Word>
+__device__ __forceinline__ rtopk_each_word<KeyT, K, Word> rtopk_words_of(Word w) {
+  return rtopk_each_word<KeyT, K, Word>{w};
+}
+
+/* F32 prefix words, the same words as rtopk_prefix_word(rtopk_key(b), idx, ib) in ~5
+ * instructions an element instead of 8 (SASS, session 24). With kl the largest-first key
+ * (b ^ (sign-fill | sign)), M = ~imax and C_j = (flip & M) | (imax - base - j):
+ * word = (kl & M) ^ C_j, since C_j's low bits fill the bits that M clears and its high bits
+ * apply the flip. NaN (kl = all ones for every NaN) is found for the chunk as a whole by one
+ * FSETP an element and fixed on a branch that finite chunks skip. */
+template <int K>
+struct rtopk_f32_prefix_words {
+  uint32_t M, FM, imax;
+  __device__ __forceinline__ rtopk_f32_prefix_words(int ib, uint32_t flip)
+      : M(~((1u << ib) - 1u)), FM(flip & ~((1u << ib) - 1u)), imax((1u << ib) - 1u) {}
+  __device__ __forceinline__ void operator()(const rtopk_chunk_bits<uint32_t, K>& cur, int base,
+                                             uint32_t (&c)[K]) const {
+    const uint32_t C0 = FM | (imax - (uint32_t)base);
+    bool nan = false;
+#pragma unroll
+    for (int j = 0; j < K; ++j) {
+      const uint32_t b = cur.w[j];
+      const uint32_t kl = b ^ ((uint32_t)((int32_t)b >> 31) | 0x80000000u);
+      const float f = __uint_as_float(b);
+      nan |= f != f;
+      c[j] = (kl & M) ^ (C0 - (uint32_t)j);
     }
-    if (ci < row.chunks) {
-      const int base = ci * K;
-      uint32_t c[K];
-      if (base + K <= row.len) {
+    if (__builtin_expect(nan, 0)) {
 #pragma unroll
-        for (int j = 0; j < K; ++j) c[j] = mk(cur.elem(j), (unsigned)(base + j));
-      } else {
-#pragma unroll
-        for (int j = 0; j < K; ++j) c[j] = base + j < row.len ? mk(cur.elem(j), (unsigned)(base + j)) : 0u;
+      for (int j = 0; j < K; ++j) {
+        const float f = __uint_as_float(cur.w[j]);
+        if (f != f) c[j] = M ^ (C0 - (uint32_t)j);
       }
-      rtopk_sort_desc<K>(c);
-      if (s == 0) {
-#pragma unroll
-        for (int j = 0; j < K; ++j) q[j] = c[j];
-      } else {
-        rtopk_keep_best<K, TRACK>(q, c, dropped);
-      }
-    } else if (s == 0) {
-#pragma unroll
-      for (int j = 0; j < K; ++j) q[j] = 0;
     }
   }
-}
+};
+
+/* F16/BF16 words, the same as rtopk_word16(rtopk_key(e), idx) in ~6 instructions an element
+ * instead of ~11 (SASS, session 24): as rtopk_f32_prefix_words with ib = 16 (the whole key is
+ * the prefix), on each key moved to the top half of a 32-bit register (the odd key of a pair
+ * is there already). NaN is found for the chunk as a whole, two keys at a time: (h & 0x7FFF) +
+ * (0x7FFF - nan_abs) carries into bit 15 of its half exactly when h is NaN, and never across
+ * halves. */
+template <int K>
+struct rtopk_f16x_words {
+  uint32_t FM, nan_add2, flip;
+  int bf16;
+  __device__ __forceinline__ rtopk_f16x_words(const rtopk_xf<uint16_t>& x)
+      : FM((uint32_t)x.flip << 16), nan_add2(0x7FFFu - x.nan_abs), flip(x.flip), bf16(x.bf16) {
+    nan_add2 |= nan_add2 << 16;
+  }
+  __device__ __forceinline__ void operator()(const rtopk_chunk_bits<uint16_t, K>& cur, int base,
+                                             uint32_t (&c)[K]) const {
+    const uint32_t C0 = FM | (0xFFFFu - (uint32_t)base);
+    uint32_t nan = 0;
+#pragma unroll
+    for (int p = 0; p < K / 2; ++p) {
+      const uint32_t w = cur.w[p];
+      nan |= (w & 0x7FFF7FFFu) + nan_add2;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const uint32_t b = h ? w : w << 16;
+        const uint32_t kl = b ^ ((uint32_t)((int32_t)b >> 31) | 0x80000000u);
+        c[2 * p + h] = (kl & 0xFFFF0000u) ^ (C0 - (uint32_t)(2 * p + h));
+      }
+    }
+    if (__builtin_expect((nan & 0x80008000u) != 0, 0)) {
+      rtopk_xf<uint16_t> x;
+      x.sign = 0x8000u;
+      x.is_float = 1;
+      x.bf16 = bf16;
+      x.nan_abs = (uint16_t)(0x7FFFu - (nan_add2 & 0xFFFFu));
+      x.int_xor = 0;
+      x.flip = (uint16_t)flip;
+#pragma unroll
+      for (int j = 0; j < K; ++j) c[j] = rtopk_word16(rtopk_key(cur.elem(j), x), (unsigned)(base + j));
+    }
+  }
+};
 
 /*
  * grid-stride over rows, G lanes per row (a group: 1, 2 or 4 adjacent lanes); blockDim.x
@@ -261,7 +387,7 @@ __device__ __forceinline__ void rtopk_lane_pass(const rtopk_lane_row<KeyT>& row,
  * rtopk_kernel (the key transform only).
  */
 template <typename KeyT, int K, int G, int KIND>
-__global__ void __launch_bounds__(RTOPK_THREAD_BLOCK) rtopk_thread_kernel(const rtopk_params P) {
+__global__ void __launch_bounds__(RTOPK_THREAD_BLOCK, RTOPK_THREAD_MIN_BLOCKS(K, sizeof(KeyT))) rtopk_thread_kernel(const rtopk_params P) {
   constexpr int B = RTOPK_THREAD_BLOCK;
   __shared__ uint32_t s_q[K * B];                          /* word s of thread t: s_q[s * B + t] */
   __shared__ uint32_t s_fk[sizeof(KeyT) == 4 ? K * B : 1]; /* full keys of tied slots, likewise */
@@ -285,8 +411,13 @@ __global__ void __launch_bounds__(RTOPK_THREAD_BLOCK) rtopk_thread_kernel(const 
     const int kk = k < row.len ? k : row.len; /* slots that get an element */
     uint32_t q[K], dropped = 0;
     if constexpr (sizeof(KeyT) == 2) {
-      rtopk_lane_pass<K, G, false>(row, buf, has_next, next, g,
-                                   [&](KeyT e, unsigned i) { return rtopk_word16(rtopk_key(e, x), i); }, q, dropped);
+      if constexpr (KIND == RTOPK_KIND_F16X) {
+        rtopk_lane_pass<K, G, false>(row, buf, has_next, next, g, rtopk_f16x_words<K>(x), q, dropped);
+      } else {
+        rtopk_lane_pass<K, G, false>(
+            row, buf, has_next, next, g,
+            rtopk_words_of<KeyT, K>([&](KeyT e, unsigned i) { return rtopk_word16(rtopk_key(e, x), i); }), q, dropped);
+      }
       rtopk_group_merge<K, G, false>(q, dropped, mask);
 #pragma unroll
       for (int s = 0; s < K; ++s) my_q[s * B] = q[s];
@@ -301,17 +432,25 @@ __global__ void __launch_bounds__(RTOPK_THREAD_BLOCK) rtopk_thread_kernel(const 
       }
     } else {
       const int ib = P.n <= 256 ? 8 : P.n <= 512 ? 9 : 10; /* index bits (P.n <= RTOPK_THREAD_MAX_N) */
-      rtopk_lane_pass<K, G, true>(row, buf, has_next, next, g,
-                                  [&](KeyT e, unsigned i) { return rtopk_prefix_word(rtopk_key(e, x), i, ib); }, q,
-                                  dropped);
+      if constexpr (KIND == RTOPK_KIND_F32) {
+        rtopk_lane_pass<K, G, true>(row, buf, has_next, next, g, rtopk_f32_prefix_words<K>(ib, x.flip), q, dropped);
+      } else {
+        rtopk_lane_pass<K, G, true>(
+            row, buf, has_next, next, g,
+            rtopk_words_of<KeyT, K>([&](KeyT e, unsigned i) { return rtopk_prefix_word(rtopk_key(e, x), i, ib); }), q,
+            dropped);
+      }
       rtopk_group_merge<K, G, true>(q, dropped, mask);
       /* The k-th slot's prefix p, and the best word outside the kk slots (q[kk], else the best
        * dropped): if it shares p, the prefixes do not decide the slots of prefix p. */
-      uint32_t last = 0, after = dropped;
+      /* q is sorted, and every dropped word is below q[K - 1]: last = q[kk - 1] is the least of
+       * the first kk, after the greatest of the rest and dropped. As minima and maxima, since
+       * the compiler made the plain q[kk - 1] an indexed load from a copy of q in local memory. */
+      uint32_t last = ~0u, after = dropped;
 #pragma unroll
       for (int s = 0; s < K; ++s) {
-        if (s == kk - 1) last = q[s];
-        if (s == kk) after = q[s];
+        if (s < kk) last = min(last, q[s]);
+        else after = max(after, q[s]);
       }
       const uint32_t p = rtopk_word_prefix(last, ib);
       const bool undecided = kk < row.len && rtopk_word_prefix(after, ib) == p;
@@ -333,9 +472,10 @@ __global__ void __launch_bounds__(RTOPK_THREAD_BLOCK) rtopk_thread_kernel(const 
         /* Slots a..kk-1: the best elements of prefix p by (low bits, index), in order. The pass
          * reads the row again (from cache) and fetches the next row's first chunk anew. */
         if (g < row.chunks) rtopk_fetch_chunk<KeyT, K>(row, g, buf);
-        rtopk_lane_pass<K, G, false>(row, buf, has_next, next, g,
-                                     [&](KeyT e, unsigned i) { return rtopk_low_word(rtopk_key(e, x), i, p, ib); }, q,
-                                     dropped);
+        rtopk_lane_pass<K, G, false>(
+            row, buf, has_next, next, g,
+            rtopk_words_of<KeyT, K>([&](KeyT e, unsigned i) { return rtopk_low_word(rtopk_key(e, x), i, p, ib); }), q,
+            dropped);
         rtopk_group_merge<K, G, false>(q, dropped, mask);
 #pragma unroll
         for (int s = 0; s < K; ++s)

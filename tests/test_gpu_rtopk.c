@@ -402,6 +402,15 @@ TEST(thread_path) {
       }
       RUN(.dtype = TOPK_U32, .batch = 33, .n = ns[i], .k = ks[j], .flags = TOPK_SORTED, .gen = {.dist = GEN_ZIPF});
     }
+  /* queues longer than the rule's (TOPK_RTOPK_QUEUE, for measurement) give the same results */
+  static const char* queues[] = {"8", "16"};
+  for (int qi = 0; qi < COUNT(queues); ++qi)
+    for (int g = 0; g < gpu_case_dist_count; ++g) {
+      RUN(.dtype = TOPK_F32, .batch = 300, .n = 64, .k = 2, .flags = TOPK_SORTED, .gen = gpu_case_dists[g],
+          .env = {{"TOPK_RTOPK_PATH", "thread"}, {"TOPK_RTOPK_QUEUE", queues[qi]}});
+      RUN(.dtype = TOPK_BF16, .batch = 300, .n = 200, .k = 3, .flags = TOPK_SMALLEST, .gen = gpu_case_dists[g],
+          .env = {{"TOPK_RTOPK_PATH", "thread"}, {"TOPK_RTOPK_QUEUE", queues[qi]}});
+    }
   static const int64_t off[] = {0, 0, 1, 6, 69, 70, 71, 200, 256};
   for (int d = 0; d < COUNT(dts); ++d) {
     RUN(.dtype = dts[d], .batch = COUNT(off) - 1, .n = 256, .k = 8, .gen = {.dist = GEN_ZIPF}, .offsets = off);

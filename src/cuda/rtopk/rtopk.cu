@@ -250,7 +250,16 @@ static topk_status launch_thread(const rtopk_params& P, int g, int sm_count, cud
   /* Queues of 8 for k <= 4 over rows longer than 128: a lane then sorts half as many chunks,
    * which was faster (f32 65536 x 256: k = 4 with K = 4 44.5 us, k = 8 with K = 8 38.2 us;
    * 65536 x 1024: 181.7 against 134.1 us; 65536 x 128: 21.8 and 22.1 us). */
-  const int kb = P.k <= 4 && P.n <= 128 ? 0 : P.k <= 8 ? 1 : 2;
+  int kb = P.k <= 4 && P.n <= 128 ? 0 : P.k <= 8 ? 1 : 2;
+  /* TOPK_RTOPK_QUEUE=4|8|16 (for measurement): another queue, never one shorter than k. Swept
+   * in session 24 (65536 x 64 / 128 / 256, k 1..8, f32 and bf16, sorted or not): the rule was
+   * within 1.00-1.04x of the best; queues of 16 were 1.09-1.30x slower everywhere
+   * (bench/results/h100_rtopk_queue_sweep_s24.csv). */
+  const char* eq = getenv("TOPK_RTOPK_QUEUE");
+  if (eq) {
+    const int want = !strcmp(eq, "4") ? 0 : !strcmp(eq, "8") ? 1 : !strcmp(eq, "16") ? 2 : -1;
+    if (want >= 0 && (4 << want) >= P.k) kb = want;
+  }
   void (*kernel)(rtopk_params) = kb == 0   ? thread_kernel<KeyT, 4, KIND>(g)
                                  : kb == 1 ? thread_kernel<KeyT, 8, KIND>(g)
                                            : thread_kernel<KeyT, 16, KIND>(g);

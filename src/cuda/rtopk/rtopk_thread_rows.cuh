@@ -411,13 +411,8 @@ __global__ void __launch_bounds__(RTOPK_THREAD_BLOCK, RTOPK_THREAD_MIN_BLOCKS(K,
     const int kk = k < row.len ? k : row.len; /* slots that get an element */
     uint32_t q[K], dropped = 0;
     if constexpr (sizeof(KeyT) == 2) {
-      if constexpr (KIND == RTOPK_KIND_F16X) {
-        rtopk_lane_pass<K, G, false>(row, buf, has_next, next, g, rtopk_f16x_words<K>(x), q, dropped);
-      } else {
-        rtopk_lane_pass<K, G, false>(
-            row, buf, has_next, next, g,
-            rtopk_words_of<KeyT, K>([&](KeyT e, unsigned i) { return rtopk_word16(rtopk_key(e, x), i); }), q, dropped);
-      }
+      static_assert(KIND == RTOPK_KIND_F16X, "16-bit keys are F16 or BF16 (rtopk.cu launch_thread)");
+      rtopk_lane_pass<K, G, false>(row, buf, has_next, next, g, rtopk_f16x_words<K>(x), q, dropped);
       rtopk_group_merge<K, G, false>(q, dropped, mask);
 #pragma unroll
       for (int s = 0; s < K; ++s) my_q[s * B] = q[s];

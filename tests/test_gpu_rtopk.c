@@ -366,7 +366,7 @@ TEST(variable_rows) {
 /* The thread-group path (rtopk_thread_rows.cuh: n <= 1024, k <= 16, 16- and 32-bit keys),
  * forced at 1, 2 and 4 lanes per row and at the rule's own (TOPK_RTOPK_GROUP=8 is not a group
  * size, so it is ignored), and the warp search forced on the same shapes; then the default rule. Every distribution (NaN and inf mixes included) and direction, sorted or
- * not, queue buckets 4 / 8 / 16 and their edges, rows shorter than k and than the group,
+ * not, queue buckets 4 / 8 / 16 and their edges, k == n, rows shorter than k and than the group,
  * unaligned rows, offsets, index types. */
 TEST(thread_path) {
   static const topk_dtype dts[] = {TOPK_F32, TOPK_F16, TOPK_BF16, TOPK_I32, TOPK_U32};
@@ -459,6 +459,11 @@ TEST(many_rows) {
   RUN(.dtype = TOPK_F32, .batch = 16384, .n = 768, .k = 128, .flags = TOPK_SORTED, .gen = {.dist = GEN_NORMAL});
   RUN(.dtype = TOPK_F16, .batch = 4096, .n = 4096, .k = 512, .gen = {.dist = GEN_NORMAL});
   RUN(.dtype = TOPK_F32, .batch = 1, .n = 1024, .k = 1000, .gen = {.dist = GEN_NORMAL});
+  /* k == n on short rows: the thread path by default (moe with every expert kept) */
+  RUN(.dtype = TOPK_F32, .batch = 65536, .n = 8, .k = 8, .flags = TOPK_SORTED, .gen = {.dist = GEN_NORMAL});
+  RUN(.dtype = TOPK_BF16, .batch = 40000, .n = 16, .k = 16, .flags = TOPK_SMALLEST,
+      .gen = {.dist = GEN_NORMAL, .nan_fraction = 0.05, .inf_fraction = 0.05});
+  RUN(.dtype = TOPK_I32, .batch = 70000, .n = 4, .k = 4, .flags = TOPK_SORTED, .gen = {.dist = GEN_ZIPF});
   return TEST_OK;
 }
 

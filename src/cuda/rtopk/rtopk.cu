@@ -199,6 +199,11 @@ static topk_status launch_width(const rtopk_plan* L, const rtopk_params& P, cuda
  *   4: 15.8 / 22.7 / 39.4 against 17.8 / 28.0 / 54.4). Rows of 64 went back to G = 4 in
  *   session 24, when a 16-bit step got cheaper (bf16 65536 x 64 / 128, k = 8: G = 4 12.1 /
  *   17.5 us, G = 2 12.5 / 16.3).
+ * - k == n (rows of <= RTOPK_THREAD_MAX_K): the thread path too. Until session 25 such rows took
+ *   the warp search, which copies them without a search but spends a warp on each. Same binary,
+ *   both paths (n = k = 4, 8, 16, f32 and bf16, sorted or not, normal; h100_rtopk_keqn_ab_s25.csv):
+ *   65536 rows 1.39-4.42x faster (f32 x 8 sorted 34.2 -> 12.4 us), 16384 rows 1.18-2.32x, 4096
+ *   rows (5-10 us, bimodal from run to run) 0.69-1.50x.
  * Until session 23, 32-bit keys with k > 8 over rows longer than 128 took the warp search too
  * (64-bit composites then; 65536 x 256, k = 16: thread 82 against search 76 us); with 32-bit
  * prefix words the thread path is 1.24-1.41x faster there (16384..262144 rows x 256, k = 16,
@@ -214,7 +219,6 @@ enum {
 static int thread_group(const topk_problem* p, int es, const int* iters, int sm_count) {
   if (iters || p->max_iter != 0 || (es != 2 && es != 4) || p->n > RTOPK_THREAD_MAX_N || p->k > RTOPK_THREAD_MAX_K)
     return 0;
-  if (!p->row_offsets && p->k >= p->n) return 0; /* the search path copies such rows without a search */
   const int64_t sms = sm_count > 0 ? sm_count : 132;
   int g = 1;
   while (g < 4 && p->n >= 8 * g && (p->n / g > 64 || p->batch * g < RTOPK_THREAD_FILL * sms)) g *= 2;

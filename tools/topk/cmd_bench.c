@@ -1135,16 +1135,46 @@ static int run_cases(const bench_cfg* cfg, const case_list* cases, FILE* csv, co
       break;
     }
     double best_ms = 0; /* the fastest median of this case so far, for --prune */
-    for (int a = 0; a < ntodo; ++a) {
-      topk_problem p = problem_of(cfg, c, todo[a]);
+    /* The case's first algorithm is timed again after the others, and its faster timing kept
+     * (CUDA, with more than one algorithm, unless pruned or failed). The first timed after the
+     * input's generation and check sometimes reads 1.2-3.4x slower through all its runs, a 5 ms
+     * or 30 ms warm-up notwithstanding: AUTO against its own choice timed later in the same case
+     * in session 25's regret runs (docs/perf-notes.md v0.25). The cause is not known. */
+    bench_result first;
+    int first_held = 0;
+    for (int a = 0; a <= ntodo; ++a) {
+      const int again = a == ntodo;
+      if (again && !first_held) break;
+      const topk_algo algo = todo[again ? 0 : a];
+      topk_problem p = problem_of(cfg, c, algo);
       bench_result r;
-      topk_status fatal = measure(cfg, c, &p, &d, &sc, best_ms, &r);
+      topk_status fatal = measure(cfg, c, &p, &d, &sc, again ? 0 : best_ms, &r);
       if (r.reps > 1 && strcmp(r.check, "FAIL") && (best_ms == 0 || r.median_ms < best_ms)) best_ms = r.median_ms;
-      if (csv) write_row(csv, cfg, c, todo[a], &d, &r);
-      print_row(cfg, c, todo[a], &r);
+      if (a == 0 && fatal == TOPK_SUCCESS && cfg->cuda && ntodo > 1 && r.reps > 1 && strcmp(r.check, "FAIL") &&
+          strcmp(r.check, "error")) {
+        first = r;
+        first_held = 1;
+        continue;
+      }
+      if (again) {
+        /* keep the faster of the two timings; the note says both */
+        const int ok = fatal == TOPK_SUCCESS && strcmp(r.check, "FAIL") && strcmp(r.check, "error") && r.reps > 1;
+        bench_result keep = !ok || r.median_ms < first.median_ms ? r : first;
+        const size_t used = strlen(keep.note);
+        snprintf(keep.note + used, sizeof keep.note - used, "%stimed first and last: median %.4f / %.4f ms",
+                 used ? "; " : "", first.median_ms, r.median_ms);
+        clean_field(keep.note);
+        r = keep;
+      }
+      if (csv) write_row(csv, cfg, c, algo, &d, &r);
+      print_row(cfg, c, algo, &r);
       if (strcmp(r.check, "FAIL") == 0) ++fails;
       if (fatal != TOPK_SUCCESS) {
         fprintf(stderr, "topk bench: stopping after a CUDA error (the context may be unusable): %s\n", r.note);
+        if (first_held && !again) { /* the first algorithm's timing still goes out */
+          if (csv) write_row(csv, cfg, c, todo[0], &d, &first);
+          print_row(cfg, c, todo[0], &first);
+        }
         rc = fatal;
         break;
       }

@@ -9,7 +9,9 @@
  *              air_copy_kernel writes the rows and their indices in one launch, no
  *              workspace (AUTO sends these problems here: src/choose.c).
  *   ONE-BLOCK  rows of average length <= AIR_STAGE_BYTES / element size (8192 f32,
- *              16384 f16/bf16, 4096 f64): one thread block per row, the row staged
+ *              16384 f16/bf16, 4096 f64), except unsorted uniform rows of >= 16 KB of
+ *              2- or 4-byte keys in batches of <= 16 with k <= 512, which CLUSTER serves
+ *              faster on Hopper (AIR_ONE_CLUSTER_MIN_BYTES): one thread block per row, the row staged
  *              in shared memory (n elements for uniform rows), all passes in one
  *              kernel with 8-bit digits (AIR_ONE_DIGIT_BITS; 256-bin histograms: short
  *              rows pay per bin).
@@ -215,6 +217,16 @@ static const int64_t AIR_ONE_SMEM_BUDGET = 45056;
  *    larger k in shorter rows or more rows (uniform 1.09-1.33x).
  * Where CLUSTER fits and k <= 64, CLUSTER's delegate start (tie-aware since v0.21) beats all of
  * this (cluster_over_resident). */
+/* CLUSTER instead of ONE-BLOCK for a few short rows: a one-block row has 8 warps to hide its
+ * passes' latency, a cluster block 32. Measured (session 25, both forced, f32 / bf16 normal,
+ * unsorted, k = 8..512, 1, 4 and 16 rows; bench/results/h100_air_one_vs_cluster_s25.csv):
+ * rows of 16 KB and more at 1.12-2.44x (f32 1 x 8192, k = 128: 27.0 -> 14.3 us; bf16 1 x
+ * 16384, k = 8: 43.3 -> 11.4 us); rows of 8 KB (f32 2048) 0.60-0.92x at k >= 128. Sorted
+ * output (ONE-BLOCK sorts in the kernel), k > 512, more rows and 64-bit keys were not
+ * measured, and keep ONE-BLOCK. */
+static const int64_t AIR_ONE_CLUSTER_MIN_BYTES = 16384;
+static const int64_t AIR_ONE_CLUSTER_MAX_ROWS = 16;
+static const int64_t AIR_ONE_CLUSTER_MAX_K = 512;
 static const int64_t AIR_RES_SMALL_K = 64;
 static const int64_t AIR_RES_MAX_K = 1024;
 static const int64_t AIR_RES_MIN_N = 100000;
@@ -514,6 +526,9 @@ static int choose_path(const topk_problem* p, const topk_device_info* dev, int e
   if (forced == PATH_ADAPTIVE && fits_adaptive) return PATH_ADAPTIVE;
   if (forced == PATH_RESIDENT && fits_resident) return PATH_RESIDENT;
   const int64_t avg = p->row_offsets ? (p->batch > 0 ? p->n / p->batch : p->n) : p->n;
+  if (fits_cluster && !p->row_offsets && es <= 4 && !(p->flags & TOPK_SORTED) && p->batch <= AIR_ONE_CLUSTER_MAX_ROWS &&
+      p->k <= AIR_ONE_CLUSTER_MAX_K && p->n * es >= AIR_ONE_CLUSTER_MIN_BYTES && avg <= AIR_STAGE_BYTES / es)
+    return PATH_CLUSTER;
   if (avg <= AIR_STAGE_BYTES / es) return PATH_ONE;
   if (fits_resident && res_by_default(p, es) && !(fits_cluster && cluster_over_resident(p))) return PATH_RESIDENT;
   /* 16-bit keys: ROWS only beyond CLUSTER, or read once from AIR_ROWS_16_MIN_N */

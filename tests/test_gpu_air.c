@@ -576,6 +576,35 @@ TEST(cluster_shapes) {
 }
 
 /*
+ * The default path for a few short rows: CLUSTER for <= 16 unsorted rows of 16 KB .. 32 KB
+ * with k <= 512 (AIR_ONE_CLUSTER_*, air_radix.cu), ONE-BLOCK just past each edge (17 rows,
+ * k = 513, sorted, 8 KB rows); ties, NaN and inf, both directions, 2- and 4-byte keys.
+ */
+TEST(short_rows_default) {
+  static const gen_opts dists[] = {
+      {.dist = GEN_NORMAL},
+      {.dist = GEN_ALL_EQUAL},
+      {.dist = GEN_ZIPF},
+      {.dist = GEN_UNIFORM, .nan_fraction = 0.1, .inf_fraction = 0.1},
+  };
+  SKIP_WITHOUT_GPU();
+  for (int g = 0; g < COUNT(dists); ++g) {
+    const unsigned sm = g & 1 ? TOPK_SMALLEST : 0u;
+    RUN(.dtype = TOPK_F32, .batch = 1, .n = 8192, .k = 128, .flags = sm, .gen = dists[g]);
+    RUN(.dtype = TOPK_F32, .batch = 16, .n = 4096, .k = 512, .flags = sm, .gen = dists[g]);
+    RUN(.dtype = TOPK_BF16, .batch = 3, .n = 16384, .k = 8, .flags = sm, .gen = dists[g]);
+    RUN(.dtype = TOPK_I32, .batch = 2, .n = 5000, .k = 1, .flags = sm, .gen = dists[g]);
+    RUN(.dtype = TOPK_F16, .batch = 4, .n = 8192, .k = 300, .flags = sm, .index_type = TOPK_INDEX_I32, .gen = dists[g]);
+    /* just past the rule's edges: ONE-BLOCK */
+    RUN(.dtype = TOPK_F32, .batch = 17, .n = 8192, .k = 128, .flags = sm, .gen = dists[g]);
+    RUN(.dtype = TOPK_F32, .batch = 1, .n = 8192, .k = 513, .flags = sm, .gen = dists[g]);
+    RUN(.dtype = TOPK_F32, .batch = 2, .n = 8192, .k = 64, .flags = sm | TOPK_SORTED, .gen = dists[g]);
+    RUN(.dtype = TOPK_F32, .batch = 1, .n = 2048, .k = 100, .flags = sm, .gen = dists[g]);
+  }
+  return TEST_OK;
+}
+
+/*
  * Every cluster size the launch can pick, forced (1..16 blocks, 16 where the device has
  * clusters of 16): rows split into slices of a few groups, blocks whose slice is empty
  * (100 elements over 16 blocks), ties and results spread over many blocks, both
@@ -779,6 +808,7 @@ TEST(large_n) {
   X(library_workspace)    \
   X(block_sort)           \
   X(cluster_shapes)       \
+  X(short_rows_default)   \
   X(cluster_sizes)        \
   X(cluster_delegates)    \
   X(adaptive_rows)        \

@@ -1135,11 +1135,12 @@ static int run_cases(const bench_cfg* cfg, const case_list* cases, FILE* csv, co
       break;
     }
     double best_ms = 0; /* the fastest median of this case so far, for --prune */
-    /* The case's first algorithm is timed again after the others, and its faster timing kept
-     * (CUDA, with more than one algorithm, unless pruned or failed). The first timed after the
-     * input's generation and check sometimes reads 1.2-3.4x slower through all its runs, a 5 ms
-     * or 30 ms warm-up notwithstanding: AUTO against its own choice timed later in the same case
-     * in session 25's regret runs (docs/perf-notes.md v0.25). The cause is not known. */
+    /* The case's first algorithm is timed again after the others (right after itself when it is
+     * the only one), and its faster timing kept (CUDA, unless pruned or failed). The first timed
+     * after the input's generation and check sometimes reads 1.2-3.4x slower through all its
+     * runs, a 5 ms or 30 ms warm-up notwithstanding: AUTO against its own choice timed later in
+     * the same case in session 25's regret runs (docs/perf-notes.md v0.25). The cause is not
+     * known. */
     bench_result first;
     int first_held = 0;
     for (int a = 0; a <= ntodo; ++a) {
@@ -1150,7 +1151,7 @@ static int run_cases(const bench_cfg* cfg, const case_list* cases, FILE* csv, co
       bench_result r;
       topk_status fatal = measure(cfg, c, &p, &d, &sc, again ? 0 : best_ms, &r);
       if (r.reps > 1 && strcmp(r.check, "FAIL") && (best_ms == 0 || r.median_ms < best_ms)) best_ms = r.median_ms;
-      if (a == 0 && fatal == TOPK_SUCCESS && cfg->cuda && ntodo > 1 && r.reps > 1 && strcmp(r.check, "FAIL") &&
+      if (a == 0 && fatal == TOPK_SUCCESS && cfg->cuda && r.reps > 1 && strcmp(r.check, "FAIL") &&
           strcmp(r.check, "error")) {
         first = r;
         first_held = 1;

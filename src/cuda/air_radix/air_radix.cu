@@ -139,6 +139,7 @@
 
 #include "../../algo.h"
 #include "../common/cuda_check.h"
+#include "../common/occupancy.h"
 #include "../common/workspace.h"
 #include "../common/keys.cuh"
 #include "air_radix_kernels.cuh"
@@ -711,9 +712,10 @@ template <topk_dtype DT, typename IdxT>
 static topk_status launch_multi(const air_layout* L, air_params P, int64_t batch, char* base,
                                 const topk_device_info* dev, cudaStream_t stream) {
   /* The grid fills the GPU once: resident blocks (occupancy, at most AIR_BLOCKS_PER_SM per SM)
-   * shared by the chunk's rows. A host-side query: no synchronisation. */
+   * shared by the chunk's rows. A host-side query, cached: no synchronisation. */
+  static int occ_cache[TOPK_OCC_DEVICES]; /* common/occupancy.h */
   int occ = 0;
-  TOPK_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, air_pass_kernel<DT, IdxT>, AIR_THREADS, 0));
+  TOPK_CUDA_TRY(topk_occupancy_cached(occ_cache, dev ? dev->ordinal : -1, (const void*)air_pass_kernel<DT, IdxT>, AIR_THREADS, 0, &occ));
   if (occ < 1) occ = 1;
   if (occ > AIR_BLOCKS_PER_SM) occ = AIR_BLOCKS_PER_SM;
   const int sms = dev && dev->sm_count > 0 ? dev->sm_count : 132;
@@ -740,8 +742,9 @@ static topk_status launch_multi(const air_layout* L, air_params P, int64_t batch
 template <topk_dtype DT, typename IdxT>
 static topk_status launch_fused(const air_layout* L, air_params P, int64_t batch, const topk_device_info* dev,
                                 cudaStream_t stream) {
+  static int occ_cache[TOPK_OCC_DEVICES]; /* common/occupancy.h */
   int occ = 0;
-  TOPK_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, air_fused_kernel<DT, IdxT>, AIR_THREADS, 0));
+  TOPK_CUDA_TRY(topk_occupancy_cached(occ_cache, dev ? dev->ordinal : -1, (const void*)air_fused_kernel<DT, IdxT>, AIR_THREADS, 0, &occ));
   if (occ < 1) occ = 1;
   if (occ > AIR_BLOCKS_PER_SM) occ = AIR_BLOCKS_PER_SM;
   const int sms = dev && dev->sm_count > 0 ? dev->sm_count : 1;
@@ -914,15 +917,10 @@ static topk_status launch_rows(const air_layout* L, air_params P, int64_t batch,
 template <topk_dtype DT>
 static topk_status launch_resident(const air_layout* L, air_params P, int64_t batch, char* base,
                                    const topk_device_info* dev, cudaStream_t stream) {
-  /* per device ordinal: resident blocks per SM + 1, 0 until asked (the query is host time on
-   * a latency path); relaxed atomics, since plans may run from several host threads */
-  static int occ_known[64];
-  const int ord = dev ? dev->ordinal : -1;
-  int occ = ord >= 0 && ord < 64 ? __atomic_load_n(&occ_known[ord], __ATOMIC_RELAXED) - 1 : -1;
-  if (occ < 0) {
-    TOPK_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, air_resident_kernel<DT>, AIR_RES_THREADS, 0));
-    if (ord >= 0 && ord < 64) __atomic_store_n(&occ_known[ord], occ + 1, __ATOMIC_RELAXED);
-  }
+  static int occ_cache[TOPK_OCC_DEVICES]; /* common/occupancy.h */
+  int occ = 0;
+  TOPK_CUDA_TRY(topk_occupancy_cached(occ_cache, dev ? dev->ordinal : -1, (const void*)air_resident_kernel<DT>,
+                                      AIR_RES_THREADS, 0, &occ));
   if (occ < 1) occ = 1;
   const int sms = dev && dev->sm_count > 0 ? dev->sm_count : 1;
   const int64_t v = 16 / L->es, nv = P.n / v;

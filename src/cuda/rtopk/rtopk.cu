@@ -42,6 +42,7 @@
 
 #include "../../algo.h"
 #include "../common/cuda_check.h"
+#include "../common/occupancy.h"
 #include "rtopk.h"
 #include "rtopk_kernels.cuh"
 #include "rtopk_thread_rows.cuh"
@@ -244,11 +245,11 @@ static void (*thread_kernel(int g))(rtopk_params) {
 
 /* The thread path's grid: at most one wave of resident blocks, which stride over the rows, so
  * that a lane's loads for its next row overlap its last chunk's compare-exchanges
- * (rtopk_lane_pass). Blocks per SM from the occupancy calculator, once per kernel (relaxed
- * atomics: plans may run from several host threads; 0 = not yet known). */
+ * (rtopk_lane_pass). Blocks per SM from the occupancy calculator, once per kernel and device
+ * (common/occupancy.h). */
 template <typename KeyT, int KIND>
-static topk_status launch_thread(const rtopk_params& P, int g, int sm_count, cudaStream_t stream) {
-  static int occ_known[3][3]; /* [K bucket][log2 G], blocks per SM + 1 */
+static topk_status launch_thread(const rtopk_params& P, int g, int sm_count, int ordinal, cudaStream_t stream) {
+  static int occ_cache[3][3][TOPK_OCC_DEVICES]; /* [K bucket][log2 G] */
   const int64_t rows_per_block = RTOPK_THREAD_BLOCK / g;
   int64_t blocks = (P.batch + rows_per_block - 1) / rows_per_block;
   /* Queues of 8 for k <= 4 over rows longer than 128: a lane then sorts half as many chunks,
@@ -267,12 +268,9 @@ static topk_status launch_thread(const rtopk_params& P, int g, int sm_count, cud
   void (*kernel)(rtopk_params) = kb == 0   ? thread_kernel<KeyT, 4, KIND>(g)
                                  : kb == 1 ? thread_kernel<KeyT, 8, KIND>(g)
                                            : thread_kernel<KeyT, 16, KIND>(g);
-  int* known = &occ_known[kb][g == 1 ? 0 : g == 2 ? 1 : 2];
-  int occ = __atomic_load_n(known, __ATOMIC_RELAXED) - 1;
-  if (occ < 0) {
-    TOPK_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, kernel, RTOPK_THREAD_BLOCK, 0));
-    __atomic_store_n(known, occ + 1, __ATOMIC_RELAXED);
-  }
+  int occ = 0;
+  TOPK_CUDA_TRY(topk_occupancy_cached(occ_cache[kb][g == 1 ? 0 : g == 2 ? 1 : 2], ordinal, (const void*)kernel,
+                                      RTOPK_THREAD_BLOCK, 0, &occ));
   const int64_t wave = (int64_t)(sm_count > 0 ? sm_count : 132) * (occ > 0 ? occ : 1);
   if (blocks > wave) blocks = wave;
   kernel<<<(unsigned)blocks, RTOPK_THREAD_BLOCK, 0, stream>>>(P);
@@ -282,7 +280,7 @@ static topk_status launch_thread(const rtopk_params& P, int g, int sm_count, cud
 
 /* The launch shared by the ops entry and the iteration-count entry (rtopk.h). */
 static topk_status rtopk_launch(const topk_problem* p, const void* in, void* values, void* indices, int* iters,
-                                int sm_count, cudaStream_t stream) {
+                                int sm_count, int ordinal, cudaStream_t stream) {
   rtopk_plan L;
   TOPK_RETURN_IF(!make_plan(p, sm_count, &L), TOPK_ERR_UNSUPPORTED, "rtopk: n=%lld exceeds %d or unknown dtype %d",
                  (long long)p->n, (int)RTOPK_MAX_N, (int)p->dtype);
@@ -311,9 +309,9 @@ static topk_status rtopk_launch(const topk_problem* p, const void* in, void* val
   P.worst_bits = topk_worst_value_bits(p->dtype, P.smallest);
   P.iters = iters;
   if (const int g = thread_group(p, L.es, iters, sm_count)) {
-    if (L.es == 2) return launch_thread<uint16_t, RTOPK_KIND_F16X>(P, g, sm_count, stream);
-    return p->dtype == TOPK_F32 ? launch_thread<uint32_t, RTOPK_KIND_F32>(P, g, sm_count, stream)
-                                : launch_thread<uint32_t, RTOPK_KIND_GENERIC>(P, g, sm_count, stream);
+    if (L.es == 2) return launch_thread<uint16_t, RTOPK_KIND_F16X>(P, g, sm_count, ordinal, stream);
+    return p->dtype == TOPK_F32 ? launch_thread<uint32_t, RTOPK_KIND_F32>(P, g, sm_count, ordinal, stream)
+                                : launch_thread<uint32_t, RTOPK_KIND_GENERIC>(P, g, sm_count, ordinal, stream);
   }
   /* value-space kinds (rtopk_kernels.cuh): fp32 reals for the 16- and 32-bit floats,
    * doubles and a runtime dtype switch for the rest */
@@ -364,7 +362,7 @@ static topk_status rtopk_run(const topk_args* a, void* workspace, size_t workspa
   (void)workspace;
   (void)workspace_bytes;
   return rtopk_launch(&a->p, a->in, a->values, a->indices, NULL, a->dev ? a->dev->sm_count : 0,
-                      (cudaStream_t)stream);
+                      a->dev ? a->dev->ordinal : -1, (cudaStream_t)stream);
 }
 
 extern "C" topk_status rtopk_select_iters(const topk_problem* p, const void* in, void* values, void* indices,
@@ -375,7 +373,7 @@ extern "C" topk_status rtopk_select_iters(const topk_problem* p, const void* in,
   TOPK_RETURN_IF(p->max_iter < 0 || p->k < 0 || p->batch < 0 || p->n < 0 || (!p->row_offsets && p->k > p->n) ||
                      (p->ld != 0 && p->ld < p->n),
                  TOPK_ERR_INVALID_ARGUMENT, "rtopk_select_iters: invalid problem");
-  return rtopk_launch(p, in, values, indices, iters, 0, (cudaStream_t)stream);
+  return rtopk_launch(p, in, values, indices, iters, 0, -1, (cudaStream_t)stream);
 }
 
 extern "C" const topk_algo_ops topk_algo_rtopk = {"rtopk",        TOPK_ALGO_RTOPK,       TOPK_BACKEND_CUDA,

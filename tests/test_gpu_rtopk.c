@@ -232,6 +232,10 @@ TEST(sanitizer_small) {
       .gen = {.dist = GEN_NORMAL}, .env = {{"TOPK_RTOPK_PATH", "thread"}, {"TOPK_RTOPK_GROUP", "4"}});
   RUN(.dtype = TOPK_F32, .batch = 40, .n = 64, .k = 8, .gen = {.dist = GEN_UNIFORM},
       .env = {{"TOPK_RTOPK_PATH", "thread"}, {"TOPK_RTOPK_GROUP", "2"}});
+  /* its queues of 1 and 2 (chunks of 4), rows ending mid-chunk */
+  RUN(.dtype = TOPK_F32, .batch = 40, .n = 61, .k = 1, .gen = {.dist = GEN_ZIPF}, .env = {{"TOPK_RTOPK_PATH", "thread"}});
+  RUN(.dtype = TOPK_BF16, .batch = 40, .n = 126, .k = 2, .flags = TOPK_SORTED, .gen = {.dist = GEN_CD},
+      .env = {{"TOPK_RTOPK_PATH", "thread"}});
   return TEST_OK;
 }
 
@@ -364,14 +368,14 @@ TEST(variable_rows) {
 }
 
 /* The thread-group path (rtopk_thread_rows.cuh: n <= 1024, k <= 16, 16- and 32-bit keys),
- * forced at 1, 2 and 4 lanes per row and at the rule's own (TOPK_RTOPK_GROUP=8 is not a group
+ * forced at 1, 2 and 4 lanes per row and at the rule's own (TOPK_RTOPK_GROUP=3 is not a group
  * size, so it is ignored), and the warp search forced on the same shapes; then the default rule. Every distribution (NaN and inf mixes included) and direction, sorted or
  * not, queue buckets 4 / 8 / 16 and their edges, k == n, rows shorter than k and than the group,
  * unaligned rows, offsets, index types. */
 TEST(thread_path) {
   static const topk_dtype dts[] = {TOPK_F32, TOPK_F16, TOPK_BF16, TOPK_I32, TOPK_U32};
   static const char* paths[] = {"thread", "thread", "thread", "thread", "search"};
-  static const char* groups[] = {"1", "2", "4", "8", NULL}; /* "8" is not a group size: the rule picks */
+  static const char* groups[] = {"1", "2", "4", "3", NULL}; /* "3" is not a group size: the rule picks */
   GPU_SKIP_WITHOUT_DEVICE();
   for (int pth = 0; pth < COUNT(paths); ++pth)
     for (int d = 0; d < COUNT(dts); ++d)
@@ -410,6 +414,28 @@ TEST(thread_path) {
           .env = {{"TOPK_RTOPK_PATH", "thread"}, {"TOPK_RTOPK_QUEUE", queues[qi]}});
       RUN(.dtype = TOPK_BF16, .batch = 300, .n = 200, .k = 3, .flags = TOPK_SMALLEST, .gen = gpu_case_dists[g],
           .env = {{"TOPK_RTOPK_PATH", "thread"}, {"TOPK_RTOPK_QUEUE", queues[qi]}});
+    }
+  /* queues of 1 and 2 (k <= 2), which read chunks of 4 and keep their best k: by default over rows
+   * of <= 128, forced (TOPK_RTOPK_QUEUE) over longer ones and rows that end mid-chunk */
+  static const topk_dtype qdts[] = {TOPK_F32, TOPK_BF16, TOPK_I32};
+  for (int d = 0; d < COUNT(qdts); ++d)
+    for (int g = 0; g < gpu_case_dist_count; ++g) {
+      const unsigned flags = (g & 1 ? TOPK_SMALLEST : 0u) | (g & 2 ? TOPK_SORTED : 0u);
+      RUN(.dtype = qdts[d], .batch = 300, .n = 64, .k = 1, .flags = flags, .gen = gpu_case_dists[g],
+          .env = {{"TOPK_RTOPK_PATH", "thread"}});
+      RUN(.dtype = qdts[d], .batch = 300, .n = 128, .k = 2, .flags = flags ^ TOPK_SORTED, .gen = gpu_case_dists[g],
+          .env = {{"TOPK_RTOPK_PATH", "thread"}});
+      RUN(.dtype = qdts[d], .batch = 100, .n = 701, .k = 1, .flags = flags, .gen = gpu_case_dists[g],
+          .env = {{"TOPK_RTOPK_PATH", "thread"}, {"TOPK_RTOPK_QUEUE", "1"}});
+      RUN(.dtype = qdts[d], .batch = 100, .n = 302, .k = 2, .flags = flags ^ TOPK_SMALLEST, .gen = gpu_case_dists[g],
+          .env = {{"TOPK_RTOPK_PATH", "thread"}, {"TOPK_RTOPK_QUEUE", "2"}});
+      /* 8 lanes a row (built for these queues only; TOPK_RTOPK_GROUP=8 with k = 3 takes 4) */
+      RUN(.dtype = qdts[d], .batch = 300, .n = 64, .k = 1 + (g & 1), .flags = flags, .gen = gpu_case_dists[g],
+          .env = {{"TOPK_RTOPK_PATH", "thread"}, {"TOPK_RTOPK_GROUP", "8"}});
+      RUN(.dtype = qdts[d], .batch = 100, .n = 250, .k = 1 + (g & 1), .flags = flags ^ TOPK_SORTED,
+          .gen = gpu_case_dists[g], .env = {{"TOPK_RTOPK_PATH", "thread"}, {"TOPK_RTOPK_GROUP", "8"}});
+      RUN(.dtype = qdts[d], .batch = 100, .n = 27, .k = 3, .flags = flags, .gen = gpu_case_dists[g],
+          .env = {{"TOPK_RTOPK_PATH", "thread"}, {"TOPK_RTOPK_GROUP", "8"}});
     }
   static const int64_t off[] = {0, 0, 1, 6, 69, 70, 71, 200, 256};
   for (int d = 0; d < COUNT(dts); ++d) {
@@ -452,6 +478,13 @@ TEST(many_rows) {
   RUN(.dtype = TOPK_F32, .batch = 65536, .n = 256, .k = 16, .gen = {.dist = GEN_NORMAL});
   RUN(.dtype = TOPK_BF16, .batch = 65536, .n = 64, .k = 8, .gen = {.dist = GEN_NORMAL});
   RUN(.dtype = TOPK_F32, .batch = 65536, .n = 128, .k = 2, .flags = TOPK_SORTED, .gen = {.dist = GEN_UNIFORM});
+  /* top-1 routing (a queue of 1) over more rows than a wave of blocks, at 4, 2 and 8 lanes a row,
+   * and with a block for every few rows (TOPK_RTOPK_GRID=all) */
+  RUN(.dtype = TOPK_F32, .batch = 300000, .n = 64, .k = 1, .gen = {.dist = GEN_ZIPF});
+  RUN(.dtype = TOPK_BF16, .batch = 200000, .n = 128, .k = 1, .flags = TOPK_SMALLEST, .gen = {.dist = GEN_NORMAL});
+  RUN(.dtype = TOPK_F32, .batch = 300000, .n = 64, .k = 2, .flags = TOPK_SORTED, .gen = {.dist = GEN_CD},
+      .env = {{"TOPK_RTOPK_GROUP", "8"}});
+  RUN(.dtype = TOPK_F32, .batch = 300000, .n = 64, .k = 4, .gen = {.dist = GEN_ZIPF}, .env = {{"TOPK_RTOPK_GRID", "all"}});
   /* enough rows of 257..512 for the thread path by default (prefix words of 9 index bits), and
    * enough 16-bit rows for 2 lanes a row */
   RUN(.dtype = TOPK_F32, .batch = 17000, .n = 500, .k = 7, .flags = TOPK_SORTED, .gen = {.dist = GEN_UNIFORM});

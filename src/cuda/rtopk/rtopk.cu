@@ -200,6 +200,18 @@ static topk_status launch_width(const rtopk_plan* L, const rtopk_params& P, cuda
  *   4: 15.8 / 22.7 / 39.4 against 17.8 / 28.0 / 54.4). Rows of 64 went back to G = 4 in
  *   session 24, when a 16-bit step got cheaper (bf16 65536 x 64 / 128, k = 8: G = 4 12.1 /
  *   17.5 us, G = 2 12.5 / 16.3).
+ * - session 26 (h100_rtopk_groups_s26_*.csv: G = 2, 4 and 8 forced, each over a one-wave grid
+ *   and over every block, 16384..262144 rows x 32..256, k 1..8, f32 and bf16, sorted, twice;
+ *   the rule below is within 1.135x of the best there, median 1.000, and 1.005x faster than
+ *   session 25's rule, median, up to 1.48x):
+ *   - 32-bit keys take G = 4 for rows of >= 32 however many rows there are: the halving to G = 2
+ *     where rows fill the SMs (fitted in session 11, on 64-bit composites) lost 1.11-1.48x at
+ *     262144 x 64 and x 128 (f32 x 128, k = 8: 101.0 against 68.0 us);
+ *   - k <= 2 (queues of 1 and 2, whose merge rounds cost one shuffle a word) take G = 8:
+ *     32-bit keys over rows of 65..128 (1.04-1.34x against G = 4) and of 33..64 where the rows
+ *     give G = 4 fewer than RTOPK_THREAD_G8_LANES lanes per SM (16384 x 64: 1.10-1.13x; 65536 x
+ *     64 lost 0.94x); 16-bit keys over rows of 33..256 below the same (16384 x 64..256:
+ *     1.05-1.17x; at 65536 rows G = 2 is faster).
  * - k == n (rows of <= RTOPK_THREAD_MAX_K): the thread path too. Until session 25 such rows took
  *   the warp search, which copies them without a search but spends a warp on each. Same binary,
  *   both paths (n = k = 4, 8, 16, f32 and bf16, sorted or not, normal; h100_rtopk_keqn_ab_s25.csv):
@@ -210,26 +222,34 @@ static topk_status launch_width(const rtopk_plan* L, const rtopk_params& P, cuda
  * prefix words the thread path is 1.24-1.41x faster there (16384..262144 rows x 256, k = 16,
  * f32; docs/BENCHMARKS.md session 23).
  * TOPK_RTOPK_PATH=search or thread forces either where the thread path can run (rows of <=
- * RTOPK_THREAD_MAX_N), and TOPK_RTOPK_GROUP=1|2|4 the lanes per row (for measurement). */
+ * RTOPK_THREAD_MAX_N), and TOPK_RTOPK_GROUP=1|2|4|8 the lanes per row (8: queues of <= 2 only;
+ * for measurement). */
 enum {
   RTOPK_THREAD_FILL = 2048,
   RTOPK_THREAD_AUTO_N = 512,
   RTOPK_THREAD_ROWS_PER_SM_512 = 124,
-  RTOPK_THREAD_HALF_G_ROWS_PER_SM = 496
+  RTOPK_THREAD_HALF_G_ROWS_PER_SM = 496,
+  RTOPK_THREAD_G8_LANES = 1024
 };
 static int thread_group(const topk_problem* p, int es, const int* iters, int sm_count) {
   if (iters || p->max_iter != 0 || (es != 2 && es != 4) || p->n > RTOPK_THREAD_MAX_N || p->k > RTOPK_THREAD_MAX_K)
     return 0;
   const int64_t sms = sm_count > 0 ? sm_count : 132;
   int g = 1;
+  if (es == 4 && p->n >= 32) g = 4;
   while (g < 4 && p->n >= 8 * g && (p->n / g > 64 || p->batch * g < RTOPK_THREAD_FILL * sms)) g *= 2;
   if (es == 2 && g > 2 && p->n > 64 && p->n <= 256 && p->batch >= RTOPK_THREAD_HALF_G_ROWS_PER_SM * sms) g = 2;
+  const int g_fill = g; /* the lanes that decide thread path against search below */
+  if (p->k <= 2 && p->n > 32) {
+    const bool few = p->batch * 4 < RTOPK_THREAD_G8_LANES * sms;
+    if (es == 4 ? (p->n > 64 && p->n <= 128) || (p->n <= 64 && few) : (p->n <= 256 && few)) g = 8;
+  }
   const char* eg = getenv("TOPK_RTOPK_GROUP");
-  if (eg && (!strcmp(eg, "1") || !strcmp(eg, "2") || !strcmp(eg, "4"))) g = atoi(eg);
+  if (eg && (!strcmp(eg, "1") || !strcmp(eg, "2") || !strcmp(eg, "4") || !strcmp(eg, "8"))) g = atoi(eg);
   const char* e = getenv("TOPK_RTOPK_PATH");
   if (e && strcmp(e, "search") == 0) return 0;
   if (e && strcmp(e, "thread") == 0) return g;
-  if (p->batch * g < 16 * sms) return 0;
+  if (p->batch * g_fill < 16 * sms) return 0;
   if (p->batch < 32 * sms && p->n > 128) return 0;
   if (p->n > RTOPK_THREAD_AUTO_N) return 0;
   if (p->batch < RTOPK_THREAD_ROWS_PER_SM_512 * sms && p->n > 256) return 0;
@@ -238,41 +258,64 @@ static int thread_group(const topk_problem* p, int es, const int* iters, int sm_
 
 template <typename KeyT, int K, int KIND>
 static void (*thread_kernel(int g))(rtopk_params) {
+  if constexpr (K <= 2)
+    if (g == 8) return rtopk_thread_kernel<KeyT, K, 8, KIND>;
   return g == 1 ? rtopk_thread_kernel<KeyT, K, 1, KIND>
          : g == 2 ? rtopk_thread_kernel<KeyT, K, 2, KIND>
                   : rtopk_thread_kernel<KeyT, K, 4, KIND>;
 }
 
-/* The thread path's grid: at most one wave of resident blocks, which stride over the rows, so
- * that a lane's loads for its next row overlap its last chunk's compare-exchanges
- * (rtopk_lane_pass). Blocks per SM from the occupancy calculator, once per kernel and device
+/* The thread path's grid: one wave of resident blocks, which stride over the rows, so that a
+ * lane's loads for its next row overlap its last chunk's compare-exchanges (rtopk_lane_pass), or,
+ * for queues of >= 8, a block for every few rows (below). Blocks per SM from the occupancy calculator, once per kernel and device
  * (common/occupancy.h). */
 template <typename KeyT, int KIND>
 static topk_status launch_thread(const rtopk_params& P, int g, int sm_count, int ordinal, cudaStream_t stream) {
-  static int occ_cache[3][3][TOPK_OCC_DEVICES]; /* [K bucket][log2 G] */
-  const int64_t rows_per_block = RTOPK_THREAD_BLOCK / g;
-  int64_t blocks = (P.batch + rows_per_block - 1) / rows_per_block;
+  static int occ_cache[5][4][TOPK_OCC_DEVICES]; /* [log2 K][log2 G] */
   /* Queues of 8 for k <= 4 over rows longer than 128: a lane then sorts half as many chunks,
    * which was faster (f32 65536 x 256: k = 4 with K = 4 44.5 us, k = 8 with K = 8 38.2 us;
-   * 65536 x 1024: 181.7 against 134.1 us; 65536 x 128: 21.8 and 22.1 us). */
-  int kb = P.k <= 4 && P.n <= 128 ? 0 : P.k <= 8 ? 1 : 2;
-  /* TOPK_RTOPK_QUEUE=4|8|16 (for measurement): another queue, never one shorter than k. Swept
-   * in session 24 (65536 x 64 / 128 / 256, k 1..8, f32 and bf16, sorted or not): the rule was
-   * within 1.00-1.04x of the best; queues of 16 were 1.09-1.30x slower everywhere
+   * 65536 x 1024: 181.7 against 134.1 us; 65536 x 128: 21.8 and 22.1 us).
+   * Queues of k for k <= 2 (chunks of 4 all the same) over rows of <= 128, and of any length for
+   * 16-bit keys. Same runs, queue of 4 (the rule before) / queue of k, 65536 rows, normal: f32
+   * x 64 k = 1 14.0 / 12.5 us, x 128 1.01-1.06x; bf16 x 64 1.12-1.16x, x 128 1.06-1.08x. Against
+   * the queue of 8 over rows of 256 and 512 (65536 and 262144 rows, normal and uniform): bf16
+   * 1.06-1.15x faster, f32 0.70-0.90x (h100_rtopk_queue12_*_s26.csv). */
+  const bool short_queue = P.k <= 2 && (P.n <= 128 || sizeof(KeyT) == 2);
+  int kb = short_queue ? (int)P.k - 1 : P.k <= 4 && P.n <= 128 ? 2 : P.k <= 8 ? 3 : 4; /* log2 K */
+  /* TOPK_RTOPK_QUEUE=1|2|4|8|16 (for measurement): another queue, never one shorter than k.
+   * Swept in session 24 (65536 x 64 / 128 / 256, k 1..8, f32 and bf16, sorted or not): the
+   * rule was within 1.00-1.04x of the best; queues of 16 were 1.09-1.30x slower everywhere
    * (bench/results/h100_rtopk_queue_sweep_s24.csv). */
   const char* eq = getenv("TOPK_RTOPK_QUEUE");
   if (eq) {
-    const int want = !strcmp(eq, "4") ? 0 : !strcmp(eq, "8") ? 1 : !strcmp(eq, "16") ? 2 : -1;
-    if (want >= 0 && (4 << want) >= P.k) kb = want;
+    int want = -1;
+    for (int b = 0; b < 5; ++b)
+      if (atoi(eq) == 1 << b) want = b;
+    if (want >= 0 && (1 << want) >= P.k) kb = want;
   }
-  void (*kernel)(rtopk_params) = kb == 0   ? thread_kernel<KeyT, 4, KIND>(g)
-                                 : kb == 1 ? thread_kernel<KeyT, 8, KIND>(g)
+  if (g == 8 && kb > 1) g = 4; /* 8 lanes a row (TOPK_RTOPK_GROUP=8) are built for queues of <= 2 only */
+  const int64_t rows_per_block = RTOPK_THREAD_BLOCK / g;
+  int64_t blocks = (P.batch + rows_per_block - 1) / rows_per_block;
+  void (*kernel)(rtopk_params) = kb == 0   ? thread_kernel<KeyT, 1, KIND>(g)
+                                 : kb == 1 ? thread_kernel<KeyT, 2, KIND>(g)
+                                 : kb == 2 ? thread_kernel<KeyT, 4, KIND>(g)
+                                 : kb == 3 ? thread_kernel<KeyT, 8, KIND>(g)
                                            : thread_kernel<KeyT, 16, KIND>(g);
   int occ = 0;
-  TOPK_CUDA_TRY(topk_occupancy_cached(occ_cache[kb][g == 1 ? 0 : g == 2 ? 1 : 2], ordinal, (const void*)kernel,
-                                      RTOPK_THREAD_BLOCK, 0, &occ));
+  TOPK_CUDA_TRY(topk_occupancy_cached(occ_cache[kb][g == 1 ? 0 : g == 2 ? 1 : g == 4 ? 2 : 3], ordinal,
+                                      (const void*)kernel, RTOPK_THREAD_BLOCK, 0, &occ));
   const int64_t wave = (int64_t)(sm_count > 0 ? sm_count : 132) * (occ > 0 ? occ : 1);
-  if (blocks > wave) blocks = wave;
+  /* Queues of >= 8 take a block for every RTOPK_THREAD_BLOCK / G rows, over as many waves as that
+   * takes, instead of one wave striding: 1.02-1.11x faster at 65536 and 262144 rows (f32 262144 x
+   * 256, k = 8: 133.2 against 119.9 us), even at 16384; shorter queues lost up to 0.92x at 262144
+   * x 32 and x 64 (session 26, the sweep in thread_group's comment). TOPK_RTOPK_GRID=all|wave
+   * forces either (for measurement). */
+  bool all = kb >= 3;
+  const char* egr = getenv("TOPK_RTOPK_GRID");
+  if (egr && strcmp(egr, "all") == 0) all = true;
+  if (egr && strcmp(egr, "wave") == 0) all = false;
+  if (blocks > wave && !all) blocks = wave;
+  if (blocks > INT_MAX) blocks = INT_MAX; /* the grid strides over the rest */
   kernel<<<(unsigned)blocks, RTOPK_THREAD_BLOCK, 0, stream>>>(P);
   TOPK_CUDA_TRY_LAUNCH("rtopk_thread_kernel");
   return TOPK_SUCCESS;

@@ -29,7 +29,9 @@
  *   IMAD.MOV, 449 SEL/FSEL for 118 DSETP in the K = 8 kernel), where a word takes two.
  * Chunks of K elements are sorted by a network and merged into the queue by a bitonic step,
  * with no branch; the queue is sorted at the end: TOPK_SORTED costs nothing where prefixes
- * differ.
+ * differ. Queues of 1 and 2 (k <= 2, MoE top-1 and top-2 routing) read chunks of 4 (CW), sort
+ * them and keep their best K: a 16-byte load a step, and per row a merge of K words a round
+ * instead of 4 (session 26).
  *
  * Loads: a lane reads its chunks with 16-byte loads (8-byte for four 16-bit keys) where the
  * row start is aligned (scalar otherwise and for the tail), one chunk ahead of its
@@ -221,32 +223,32 @@ __device__ __forceinline__ void rtopk_fetch_chunk(const rtopk_lane_row<KeyT>& ro
  * registers a step (session 23, with K more for the queue) or two buffers taking turns (more
  * registers) measured slower for 32-bit keys on the H100; loading late measured slower for
  * 16-bit keys on rows of 64, where a step is short (session 24, docs/perf-notes.md v0.24). */
-template <int K, int G, bool TRACK, bool FIRST, typename KeyT, typename Make>
-__device__ __forceinline__ void rtopk_lane_step(const rtopk_lane_row<KeyT>& row, rtopk_chunk_bits<KeyT, K>& buf,
+template <int K, int CW, int G, bool TRACK, bool FIRST, typename KeyT, typename Make>
+__device__ __forceinline__ void rtopk_lane_step(const rtopk_lane_row<KeyT>& row, rtopk_chunk_bits<KeyT, CW>& buf,
                                                 bool last, bool has_next, const rtopk_lane_row<KeyT>& next, int g,
                                                 int ci, Make mk, uint32_t (&q)[K], uint32_t& dropped) {
   constexpr bool EARLY = sizeof(KeyT) == 2;
   const auto fetch_next = [&] {
     if (!last) {
-      if (ci + G < row.chunks) rtopk_fetch_chunk<KeyT, K>(row, ci + G, buf);
+      if (ci + G < row.chunks) rtopk_fetch_chunk<KeyT, CW>(row, ci + G, buf);
     } else if (has_next && g < next.chunks) {
-      rtopk_fetch_chunk<KeyT, K>(next, g, buf);
+      rtopk_fetch_chunk<KeyT, CW>(next, g, buf);
     }
   };
-  uint32_t c[K];
+  uint32_t c[CW];
   const bool have = ci < row.chunks;
-  const auto words = [&](const rtopk_chunk_bits<KeyT, K>& bits) {
+  const auto words = [&](const rtopk_chunk_bits<KeyT, CW>& bits) {
     if (have) {
-      const int base = ci * K;
+      const int base = ci * CW;
       mk(bits, base, c);
-      if (base + K > row.len) {
+      if (base + CW > row.len) {
 #pragma unroll
-        for (int j = 0; j < K; ++j) c[j] = base + j < row.len ? c[j] : 0u;
+        for (int j = 0; j < CW; ++j) c[j] = base + j < row.len ? c[j] : 0u;
       }
     }
   };
   if constexpr (EARLY) {
-    const rtopk_chunk_bits<KeyT, K> cur = buf;
+    const rtopk_chunk_bits<KeyT, CW> cur = buf;
     fetch_next();
     words(cur);
   } else {
@@ -254,13 +256,16 @@ __device__ __forceinline__ void rtopk_lane_step(const rtopk_lane_row<KeyT>& row,
     fetch_next();
   }
   if (have) {
-    rtopk_sort_desc<K>(c);
+    rtopk_sort_desc<CW>(c);
+    /* queues shorter than a chunk (K < CW) take its best K; the rest is dropped */
+    uint32_t (&best)[K] = reinterpret_cast<uint32_t(&)[K]>(c);
     if (FIRST) {
 #pragma unroll
       for (int j = 0; j < K; ++j) q[j] = c[j];
     } else {
-      rtopk_keep_best<K, TRACK>(q, c, dropped);
+      rtopk_keep_best<K, TRACK>(q, best, dropped);
     }
+    if constexpr (TRACK && CW > K) dropped = max(dropped, c[K]);
   } else if (FIRST) {
 #pragma unroll
     for (int j = 0; j < K; ++j) q[j] = 0;
@@ -272,15 +277,15 @@ __device__ __forceinline__ void rtopk_lane_step(const rtopk_lane_row<KeyT>& row,
  * and ends holding its first chunk of `next` (when has_next). Every lane of a group takes the
  * same number of steps. The first step is peeled: with a branch on it inside the loop, the two
  * ways q was built met in copies of all K words every step (SASS, session 24). */
-template <int K, int G, bool TRACK, typename KeyT, typename Make>
-__device__ __forceinline__ void rtopk_lane_pass(const rtopk_lane_row<KeyT>& row, rtopk_chunk_bits<KeyT, K>& buf,
+template <int K, int CW, int G, bool TRACK, typename KeyT, typename Make>
+__device__ __forceinline__ void rtopk_lane_pass(const rtopk_lane_row<KeyT>& row, rtopk_chunk_bits<KeyT, CW>& buf,
                                                 bool has_next, const rtopk_lane_row<KeyT>& next, int g, Make mk,
                                                 uint32_t (&q)[K], uint32_t& dropped) {
   const int steps = row.chunks > G ? (row.chunks + G - 1) / G : 1;
-  rtopk_lane_step<K, G, TRACK, true>(row, buf, steps == 1, has_next, next, g, g, mk, q, dropped);
+  rtopk_lane_step<K, CW, G, TRACK, true>(row, buf, steps == 1, has_next, next, g, g, mk, q, dropped);
 #pragma unroll 1
   for (int s = 1; s < steps; ++s)
-    rtopk_lane_step<K, G, TRACK, false>(row, buf, s + 1 == steps, has_next, next, g, s * G + g, mk, q, dropped);
+    rtopk_lane_step<K, CW, G, TRACK, false>(row, buf, s + 1 == steps, has_next, next, g, s * G + g, mk, q, dropped);
 }
 
 /* Word builders for rtopk_lane_pass: all K words of a chunk at once. */
@@ -376,19 +381,20 @@ struct rtopk_f16x_words {
 /*
  * grid-stride over rows, G lanes per row (a group: 1, 2 or 4 adjacent lanes); blockDim.x
  * = RTOPK_THREAD_BLOCK; rtopk.cu launches one wave of resident blocks. The row is cut into
- * chunks of K elements; lane g of a group takes chunks g, g + G, ..., sorts each
+ * chunks of CW = max(K, 4) elements; lane g of a group takes chunks g, g + G, ..., sorts each
  * (rtopk_sort_desc) and keeps the best K of its queue and the chunk (rtopk_keep_best): for K =
  * 8, 19 + 12 compare-exchanges and 8 maxima per 8 elements, where inserting each element down
  * the queue took 64. The group merges its queues (rtopk_group_merge); every lane stages the
  * merged queue in its own column of shared memory, and lane g writes the slots s with s % G ==
  * g from there (a loop, not K unrolled gathers and stores, which held ~100 registers at G = 1).
  * More lanes per row shorten each lane's chain and fill the SM where rows are few
- * (thread_group in rtopk.cu picks G). K >= P.k (a queue bucket: 4, 8 or 16); KIND as
+ * (thread_group in rtopk.cu picks G). K >= P.k (a queue bucket: 1, 2, 4, 8 or 16); KIND as
  * rtopk_kernel (the key transform only).
  */
 template <typename KeyT, int K, int G, int KIND>
 __global__ void __launch_bounds__(RTOPK_THREAD_BLOCK, RTOPK_THREAD_MIN_BLOCKS(K, sizeof(KeyT))) rtopk_thread_kernel(const rtopk_params P) {
   constexpr int B = RTOPK_THREAD_BLOCK;
+  constexpr int CW = K < 4 ? 4 : K; /* elements a chunk (queues of 1 and 2 read chunks of 4) */
   __shared__ uint32_t s_q[K * B];                          /* word s of thread t: s_q[s * B + t] */
   __shared__ uint32_t s_fk[sizeof(KeyT) == 4 ? K * B : 1]; /* full keys of tied slots, likewise */
   uint32_t* const my_q = s_q + threadIdx.x;
@@ -400,19 +406,19 @@ __global__ void __launch_bounds__(RTOPK_THREAD_BLOCK, RTOPK_THREAD_MIN_BLOCKS(K,
   const int k = (int)P.k; /* <= K */
   int64_t r = (int64_t)blockIdx.x * (B / G) + threadIdx.x / G;
   if (r >= P.batch) return;
-  rtopk_lane_row<KeyT> row = rtopk_lane_row_at<KeyT, K>(P, r);
-  rtopk_chunk_bits<KeyT, K> buf;
-  if (g < row.chunks) rtopk_fetch_chunk<KeyT, K>(row, g, buf);
+  rtopk_lane_row<KeyT> row = rtopk_lane_row_at<KeyT, CW>(P, r);
+  rtopk_chunk_bits<KeyT, CW> buf;
+  if (g < row.chunks) rtopk_fetch_chunk<KeyT, CW>(row, g, buf);
   for (;;) {
     const int64_t rn = r + rows_per_pass;
     const bool has_next = rn < P.batch;
-    const rtopk_lane_row<KeyT> next = has_next ? rtopk_lane_row_at<KeyT, K>(P, rn) : row;
+    const rtopk_lane_row<KeyT> next = has_next ? rtopk_lane_row_at<KeyT, CW>(P, rn) : row;
     const int64_t obase = r * P.k;
     const int kk = k < row.len ? k : row.len; /* slots that get an element */
     uint32_t q[K], dropped = 0;
     if constexpr (sizeof(KeyT) == 2) {
       static_assert(KIND == RTOPK_KIND_F16X, "16-bit keys are F16 or BF16 (rtopk.cu launch_thread)");
-      rtopk_lane_pass<K, G, false>(row, buf, has_next, next, g, rtopk_f16x_words<K>(x), q, dropped);
+      rtopk_lane_pass<K, CW, G, false>(row, buf, has_next, next, g, rtopk_f16x_words<CW>(x), q, dropped);
       rtopk_group_merge<K, G, false>(q, dropped, mask);
 #pragma unroll
       for (int s = 0; s < K; ++s) my_q[s * B] = q[s];
@@ -428,11 +434,12 @@ __global__ void __launch_bounds__(RTOPK_THREAD_BLOCK, RTOPK_THREAD_MIN_BLOCKS(K,
     } else {
       const int ib = P.n <= 256 ? 8 : P.n <= 512 ? 9 : 10; /* index bits (P.n <= RTOPK_THREAD_MAX_N) */
       if constexpr (KIND == RTOPK_KIND_F32) {
-        rtopk_lane_pass<K, G, true>(row, buf, has_next, next, g, rtopk_f32_prefix_words<K>(ib, x.flip), q, dropped);
+        rtopk_lane_pass<K, CW, G, true>(row, buf, has_next, next, g, rtopk_f32_prefix_words<CW>(ib, x.flip), q,
+                                        dropped);
       } else {
-        rtopk_lane_pass<K, G, true>(
+        rtopk_lane_pass<K, CW, G, true>(
             row, buf, has_next, next, g,
-            rtopk_words_of<KeyT, K>([&](KeyT e, unsigned i) { return rtopk_prefix_word(rtopk_key(e, x), i, ib); }), q,
+            rtopk_words_of<KeyT, CW>([&](KeyT e, unsigned i) { return rtopk_prefix_word(rtopk_key(e, x), i, ib); }), q,
             dropped);
       }
       rtopk_group_merge<K, G, true>(q, dropped, mask);
@@ -466,10 +473,10 @@ __global__ void __launch_bounds__(RTOPK_THREAD_BLOCK, RTOPK_THREAD_MIN_BLOCKS(K,
       if (undecided) {
         /* Slots a..kk-1: the best elements of prefix p by (low bits, index), in order. The pass
          * reads the row again (from cache) and fetches the next row's first chunk anew. */
-        if (g < row.chunks) rtopk_fetch_chunk<KeyT, K>(row, g, buf);
-        rtopk_lane_pass<K, G, false>(
+        if (g < row.chunks) rtopk_fetch_chunk<KeyT, CW>(row, g, buf);
+        rtopk_lane_pass<K, CW, G, false>(
             row, buf, has_next, next, g,
-            rtopk_words_of<KeyT, K>([&](KeyT e, unsigned i) { return rtopk_low_word(rtopk_key(e, x), i, p, ib); }), q,
+            rtopk_words_of<KeyT, CW>([&](KeyT e, unsigned i) { return rtopk_low_word(rtopk_key(e, x), i, p, ib); }), q,
             dropped);
         rtopk_group_merge<K, G, false>(q, dropped, mask);
 #pragma unroll

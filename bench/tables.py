@@ -5,6 +5,8 @@
     python3 bench/tables.py algos h100_targets_faiss    # every algorithm of a `topk bench` CSV side by side
     python3 bench/tables.py latency h100_llm_k1_s12 h100_llm_k1_peers_s12 h100_latency_llm_auto_s12
                                                         # AUTO per case: topk bench, build/latency, peers.py
+    python3 bench/tables.py targets h100_targets_moe_all_s26 h100_peers_targets_moe_all_final_s26
+                                                        # AUTO per case (topk bench) beside torch (peers.py)
 
 Every number printed comes from the CSVs; nothing is typed in by hand.
 """
@@ -133,6 +135,25 @@ def latency(names):
               f"{pcells} |")
 
 
+def targets(args):
+    """AUTO's rows of a `topk bench` CSV (time, % of roofline) beside the same cases of a peers.py CSV
+    (topk through ctypes and torch.topk, one process)."""
+    bench_name, peers_name = args
+    key = lambda r: (r["dtype"], r["dist"], r["batch"], r["n"], r["k"], r["order"], r["sorted"])
+    peers = {key(r): r for r in load(peers_name)}
+    print("| case | AUTO chose | us | % roofline | peers: topk / torch.topk unsorted / sorted, us | torch unsorted / topk |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for r in load(bench_name):
+        if r["algo"] != "auto":
+            continue
+        p = peers.get(key(r))
+        srt = ", sorted" if r["sorted"] == "1" else ""
+        case = f"{r['dtype']} {r['dist']} {pow2(r['batch'])} x {r['n']}, k = {r['k']}{srt}"
+        pc = (f"{1e3 * float(p['topk_ms']):.1f} / {1e3 * float(p['torch_topk_unsorted_ms']):.1f} / "
+              f"{1e3 * float(p['torch_topk_sorted_ms']):.1f} | {float(p['ratio_torch_topk_unsorted']):.1f}x" if p else " | ")
+        print(f"| {case} | {r['chosen']} | {1e3 * float(r['median_ms']):.1f} | {float(r['roofline_pct']):.1f} | {pc} |")
+
+
 if __name__ == "__main__":
     {"sweep": lambda a: sweep(a), "family": lambda a: family(a[0]), "algos": algos,
-     "latency": latency}[sys.argv[1]](sys.argv[2:])
+     "latency": latency, "targets": targets}[sys.argv[1]](sys.argv[2:])

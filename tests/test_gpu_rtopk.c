@@ -416,7 +416,8 @@ TEST(thread_path) {
           .env = {{"TOPK_RTOPK_PATH", "thread"}, {"TOPK_RTOPK_QUEUE", queues[qi]}});
     }
   /* queues of 1 and 2 (k <= 2), which read chunks of 4 and keep their best k: by default over rows
-   * of <= 128, forced (TOPK_RTOPK_QUEUE) over longer ones and rows that end mid-chunk */
+   * of <= 128 (16-bit keys: any), forced (TOPK_RTOPK_QUEUE) over longer ones and rows that end
+   * mid-chunk */
   static const topk_dtype qdts[] = {TOPK_F32, TOPK_BF16, TOPK_I32};
   for (int d = 0; d < COUNT(qdts); ++d)
     for (int g = 0; g < gpu_case_dist_count; ++g) {

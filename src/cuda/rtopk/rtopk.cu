@@ -267,8 +267,8 @@ static void (*thread_kernel(int g))(rtopk_params) {
 
 /* The thread path's grid: one wave of resident blocks, which stride over the rows, so that a
  * lane's loads for its next row overlap its last chunk's compare-exchanges (rtopk_lane_pass), or,
- * for queues of >= 8, a block for every few rows (below). Blocks per SM from the occupancy calculator, once per kernel and device
- * (common/occupancy.h). */
+ * for queues of >= 8, a block for every few rows (below). Blocks per SM from the occupancy
+ * calculator, once per kernel and device (common/occupancy.h). */
 template <typename KeyT, int KIND>
 static topk_status launch_thread(const rtopk_params& P, int g, int sm_count, int ordinal, cudaStream_t stream) {
   static int occ_cache[5][4][TOPK_OCC_DEVICES]; /* [log2 K][log2 G] */

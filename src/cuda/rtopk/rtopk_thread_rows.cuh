@@ -379,8 +379,9 @@ struct rtopk_f16x_words {
 };
 
 /*
- * grid-stride over rows, G lanes per row (a group: 1, 2 or 4 adjacent lanes); blockDim.x
- * = RTOPK_THREAD_BLOCK; rtopk.cu launches one wave of resident blocks. The row is cut into
+ * grid-stride over rows, G lanes per row (a group: 1, 2, 4 or, for K <= 2, 8 adjacent lanes);
+ * blockDim.x = RTOPK_THREAD_BLOCK; rtopk.cu launches one wave of resident blocks (queues of >= 8:
+ * a block for every B / G rows). The row is cut into
  * chunks of CW = max(K, 4) elements; lane g of a group takes chunks g, g + G, ..., sorts each
  * (rtopk_sort_desc) and keeps the best K of its queue and the chunk (rtopk_keep_best): for K =
  * 8, 19 + 12 compare-exchanges and 8 maxima per 8 elements, where inserting each element down

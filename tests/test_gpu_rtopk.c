@@ -437,6 +437,9 @@ TEST(thread_path) {
           .gen = gpu_case_dists[g], .env = {{"TOPK_RTOPK_PATH", "thread"}, {"TOPK_RTOPK_GROUP", "8"}});
       RUN(.dtype = qdts[d], .batch = 100, .n = 27, .k = 3, .flags = flags, .gen = gpu_case_dists[g],
           .env = {{"TOPK_RTOPK_PATH", "thread"}, {"TOPK_RTOPK_GROUP", "8"}});
+      /* whole aligned rows (FULL) and the same without it (TOPK_RTOPK_FULL=0): queues 1..16 */
+      RUN(.dtype = qdts[d], .batch = 300, .n = 128, .k = 1 + g % 16, .flags = flags, .gen = gpu_case_dists[g],
+          .env = {{"TOPK_RTOPK_PATH", "thread"}, {"TOPK_RTOPK_FULL", g & 4 ? "0" : "1"}});
     }
   static const int64_t off[] = {0, 0, 1, 6, 69, 70, 71, 200, 256};
   for (int d = 0; d < COUNT(dts); ++d) {
@@ -480,12 +483,16 @@ TEST(many_rows) {
   RUN(.dtype = TOPK_BF16, .batch = 65536, .n = 64, .k = 8, .gen = {.dist = GEN_NORMAL});
   RUN(.dtype = TOPK_F32, .batch = 65536, .n = 128, .k = 2, .flags = TOPK_SORTED, .gen = {.dist = GEN_UNIFORM});
   /* top-1 routing (a queue of 1) over more rows than a wave of blocks, at 4, 2 and 8 lanes a row,
-   * and with a block for every few rows (TOPK_RTOPK_GRID=all) */
+   * with a block for every few rows (TOPK_RTOPK_GRID=all), and without the whole-row kernel
+   * (TOPK_RTOPK_FULL=0) */
   RUN(.dtype = TOPK_F32, .batch = 300000, .n = 64, .k = 1, .gen = {.dist = GEN_ZIPF});
   RUN(.dtype = TOPK_BF16, .batch = 200000, .n = 128, .k = 1, .flags = TOPK_SMALLEST, .gen = {.dist = GEN_NORMAL});
   RUN(.dtype = TOPK_F32, .batch = 300000, .n = 64, .k = 2, .flags = TOPK_SORTED, .gen = {.dist = GEN_CD},
       .env = {{"TOPK_RTOPK_GROUP", "8"}});
   RUN(.dtype = TOPK_F32, .batch = 300000, .n = 64, .k = 4, .gen = {.dist = GEN_ZIPF}, .env = {{"TOPK_RTOPK_GRID", "all"}});
+  RUN(.dtype = TOPK_F32, .batch = 300000, .n = 64, .k = 1, .flags = TOPK_SORTED, .gen = {.dist = GEN_ZIPF},
+      .env = {{"TOPK_RTOPK_FULL", "0"}});
+  RUN(.dtype = TOPK_BF16, .batch = 300000, .n = 64, .k = 8, .gen = {.dist = GEN_CD}, .env = {{"TOPK_RTOPK_FULL", "0"}});
   /* enough rows of 257..512 for the thread path by default (prefix words of 9 index bits), and
    * enough 16-bit rows for 2 lanes a row */
   RUN(.dtype = TOPK_F32, .batch = 17000, .n = 500, .k = 7, .flags = TOPK_SORTED, .gen = {.dist = GEN_UNIFORM});

@@ -256,13 +256,34 @@ static int thread_group(const topk_problem* p, int es, const int* iters, int sm_
   return g;
 }
 
-template <typename KeyT, int K, int KIND>
-static void (*thread_kernel(int g))(rtopk_params) {
+template <typename KeyT, int K, int KIND, bool FULL>
+static void (*thread_kernel_of(int g))(rtopk_params) {
   if constexpr (K <= 2)
-    if (g == 8) return rtopk_thread_kernel<KeyT, K, 8, KIND>;
-  return g == 1 ? rtopk_thread_kernel<KeyT, K, 1, KIND>
-         : g == 2 ? rtopk_thread_kernel<KeyT, K, 2, KIND>
-                  : rtopk_thread_kernel<KeyT, K, 4, KIND>;
+    if (g == 8) return rtopk_thread_kernel<KeyT, K, 8, KIND, FULL>;
+  return g == 1 ? rtopk_thread_kernel<KeyT, K, 1, KIND, FULL>
+         : g == 2 ? rtopk_thread_kernel<KeyT, K, 2, KIND, FULL>
+                  : rtopk_thread_kernel<KeyT, K, 4, KIND, FULL>;
+}
+template <typename KeyT, int K, int KIND>
+static void (*thread_kernel(int g, bool full))(rtopk_params) {
+  if constexpr (sizeof(KeyT) == 2 && K > 4) return thread_kernel_of<KeyT, K, KIND, false>(g); /* thread_full */
+  else return full ? thread_kernel_of<KeyT, K, KIND, true>(g) : thread_kernel_of<KeyT, K, KIND, false>(g);
+}
+
+/* Whether every lane of the thread path takes the same number of whole, aligned chunks (the
+ * kernel's FULL, which drops the per-step tests for the row's end and alignment): rows of one
+ * length P.n, a multiple of CW x G, starting 16-byte aligned; 32-bit keys, and 16-bit keys with
+ * queues of <= 4. Same runs, TOPK_RTOPK_FULL=0 against on (h100_rtopk_full_*_s26.csv):
+ * targets_moe_all median 1.04x (f32 x 64, k = 1: 12.4 -> 11.9 us; bf16 x 64, k = 4: 1.16x);
+ * 16384 / 262144 rows x 32..512, k 1 / 8 / 16: f32 1.00-1.11x; 16-bit keys 1.0-1.14x at k = 1
+ * but 0.94-0.98x with queues of 8 and 16, and 0.95x at 262144 x 256, k = 1 (G = 2), left so.
+ * TOPK_RTOPK_FULL=0 turns it off (for measurement). */
+static bool thread_full(const rtopk_params& P, int g, int cw, int es) {
+  if (es == 2 && cw > 4) return false;
+  if (P.offsets || P.n < (int64_t)cw * g || P.n % ((int64_t)cw * g) != 0 || P.n > RTOPK_THREAD_MAX_N) return false;
+  if ((uintptr_t)P.in % 16 != 0 || (P.ld * es) % 16 != 0) return false;
+  const char* e = getenv("TOPK_RTOPK_FULL");
+  return !(e && strcmp(e, "0") == 0);
 }
 
 /* The thread path's grid: one wave of resident blocks, which stride over the rows, so that a
@@ -271,7 +292,7 @@ static void (*thread_kernel(int g))(rtopk_params) {
  * calculator, once per kernel and device (common/occupancy.h). */
 template <typename KeyT, int KIND>
 static topk_status launch_thread(const rtopk_params& P, int g, int sm_count, int ordinal, cudaStream_t stream) {
-  static int occ_cache[5][4][TOPK_OCC_DEVICES]; /* [log2 K][log2 G] */
+  static int occ_cache[5][4][2][TOPK_OCC_DEVICES]; /* [log2 K][log2 G][FULL] */
   /* Queues of 8 for k <= 4 over rows longer than 128: a lane then sorts half as many chunks,
    * which was faster (f32 65536 x 256: k = 4 with K = 4 44.5 us, k = 8 with K = 8 38.2 us;
    * 65536 x 1024: 181.7 against 134.1 us; 65536 x 128: 21.8 and 22.1 us).
@@ -296,13 +317,14 @@ static topk_status launch_thread(const rtopk_params& P, int g, int sm_count, int
   if (g == 8 && kb > 1) g = 4; /* 8 lanes a row (TOPK_RTOPK_GROUP=8) are built for queues of <= 2 only */
   const int64_t rows_per_block = RTOPK_THREAD_BLOCK / g;
   int64_t blocks = (P.batch + rows_per_block - 1) / rows_per_block;
-  void (*kernel)(rtopk_params) = kb == 0   ? thread_kernel<KeyT, 1, KIND>(g)
-                                 : kb == 1 ? thread_kernel<KeyT, 2, KIND>(g)
-                                 : kb == 2 ? thread_kernel<KeyT, 4, KIND>(g)
-                                 : kb == 3 ? thread_kernel<KeyT, 8, KIND>(g)
-                                           : thread_kernel<KeyT, 16, KIND>(g);
+  const bool full = thread_full(P, g, kb < 2 ? 4 : 1 << kb, (int)sizeof(KeyT));
+  void (*kernel)(rtopk_params) = kb == 0   ? thread_kernel<KeyT, 1, KIND>(g, full)
+                                 : kb == 1 ? thread_kernel<KeyT, 2, KIND>(g, full)
+                                 : kb == 2 ? thread_kernel<KeyT, 4, KIND>(g, full)
+                                 : kb == 3 ? thread_kernel<KeyT, 8, KIND>(g, full)
+                                           : thread_kernel<KeyT, 16, KIND>(g, full);
   int occ = 0;
-  TOPK_CUDA_TRY(topk_occupancy_cached(occ_cache[kb][g == 1 ? 0 : g == 2 ? 1 : g == 4 ? 2 : 3], ordinal,
+  TOPK_CUDA_TRY(topk_occupancy_cached(occ_cache[kb][g == 1 ? 0 : g == 2 ? 1 : g == 4 ? 2 : 3][full], ordinal,
                                       (const void*)kernel, RTOPK_THREAD_BLOCK, 0, &occ));
   const int64_t wave = (int64_t)(sm_count > 0 ? sm_count : 132) * (occ > 0 ? occ : 1);
   /* Queues of >= 8 take a block for every RTOPK_THREAD_BLOCK / G rows, over as many waves as that

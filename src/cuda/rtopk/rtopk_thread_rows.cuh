@@ -181,13 +181,14 @@ struct rtopk_chunk_bits {
 };
 
 /* Issues the loads of chunk ci ([ci K, ci K + K) of the row; 0 past its end): 16-byte loads
- * (one 8-byte load for four 16-bit keys) where the row start allows, else one by one. */
-template <typename KeyT, int K>
+ * (one 8-byte load for four 16-bit keys) where the row start allows, else one by one. FULL:
+ * the caller knows the chunk is whole and aligned (the kernel's FULL). */
+template <typename KeyT, int K, bool FULL = false>
 __device__ __forceinline__ void rtopk_fetch_chunk(const rtopk_lane_row<KeyT>& row, int ci,
                                                   rtopk_chunk_bits<KeyT, K>& b) {
   constexpr int BYTES = K * (int)sizeof(KeyT); /* 8 .. 64 */
   const int base = ci * K;
-  if (row.vec_ok && base + K <= row.len) {
+  if (FULL || (row.vec_ok && base + K <= row.len)) {
     if constexpr (BYTES >= 16) {
 #pragma unroll
       for (int m = 0; m < BYTES / 16; ++m) {
@@ -223,25 +224,25 @@ __device__ __forceinline__ void rtopk_fetch_chunk(const rtopk_lane_row<KeyT>& ro
  * registers a step (session 23, with K more for the queue) or two buffers taking turns (more
  * registers) measured slower for 32-bit keys on the H100; loading late measured slower for
  * 16-bit keys on rows of 64, where a step is short (session 24, docs/perf-notes.md v0.24). */
-template <int K, int CW, int G, bool TRACK, bool FIRST, typename KeyT, typename Make>
+template <int K, int CW, int G, bool TRACK, bool FIRST, bool FULL, typename KeyT, typename Make>
 __device__ __forceinline__ void rtopk_lane_step(const rtopk_lane_row<KeyT>& row, rtopk_chunk_bits<KeyT, CW>& buf,
                                                 bool last, bool has_next, const rtopk_lane_row<KeyT>& next, int g,
                                                 int ci, Make mk, uint32_t (&q)[K], uint32_t& dropped) {
   constexpr bool EARLY = sizeof(KeyT) == 2;
   const auto fetch_next = [&] {
     if (!last) {
-      if (ci + G < row.chunks) rtopk_fetch_chunk<KeyT, CW>(row, ci + G, buf);
-    } else if (has_next && g < next.chunks) {
-      rtopk_fetch_chunk<KeyT, CW>(next, g, buf);
+      if (FULL || ci + G < row.chunks) rtopk_fetch_chunk<KeyT, CW, FULL>(row, ci + G, buf);
+    } else if (has_next && (FULL || g < next.chunks)) {
+      rtopk_fetch_chunk<KeyT, CW, FULL>(next, g, buf);
     }
   };
   uint32_t c[CW];
-  const bool have = ci < row.chunks;
+  const bool have = FULL || ci < row.chunks;
   const auto words = [&](const rtopk_chunk_bits<KeyT, CW>& bits) {
     if (have) {
       const int base = ci * CW;
       mk(bits, base, c);
-      if (base + CW > row.len) {
+      if (!FULL && base + CW > row.len) {
 #pragma unroll
         for (int j = 0; j < CW; ++j) c[j] = base + j < row.len ? c[j] : 0u;
       }
@@ -277,15 +278,15 @@ __device__ __forceinline__ void rtopk_lane_step(const rtopk_lane_row<KeyT>& row,
  * and ends holding its first chunk of `next` (when has_next). Every lane of a group takes the
  * same number of steps. The first step is peeled: with a branch on it inside the loop, the two
  * ways q was built met in copies of all K words every step (SASS, session 24). */
-template <int K, int CW, int G, bool TRACK, typename KeyT, typename Make>
+template <int K, int CW, int G, bool TRACK, bool FULL, typename KeyT, typename Make>
 __device__ __forceinline__ void rtopk_lane_pass(const rtopk_lane_row<KeyT>& row, rtopk_chunk_bits<KeyT, CW>& buf,
                                                 bool has_next, const rtopk_lane_row<KeyT>& next, int g, Make mk,
                                                 uint32_t (&q)[K], uint32_t& dropped) {
   const int steps = row.chunks > G ? (row.chunks + G - 1) / G : 1;
-  rtopk_lane_step<K, CW, G, TRACK, true>(row, buf, steps == 1, has_next, next, g, g, mk, q, dropped);
+  rtopk_lane_step<K, CW, G, TRACK, true, FULL>(row, buf, steps == 1, has_next, next, g, g, mk, q, dropped);
 #pragma unroll 1
   for (int s = 1; s < steps; ++s)
-    rtopk_lane_step<K, CW, G, TRACK, false>(row, buf, s + 1 == steps, has_next, next, g, s * G + g, mk, q, dropped);
+    rtopk_lane_step<K, CW, G, TRACK, false, FULL>(row, buf, s + 1 == steps, has_next, next, g, s * G + g, mk, q, dropped);
 }
 
 /* Word builders for rtopk_lane_pass: all K words of a chunk at once. */
@@ -390,9 +391,11 @@ struct rtopk_f16x_words {
  * g from there (a loop, not K unrolled gathers and stores, which held ~100 registers at G = 1).
  * More lanes per row shorten each lane's chain and fill the SM where rows are few
  * (thread_group in rtopk.cu picks G). K >= P.k (a queue bucket: 1, 2, 4, 8 or 16); KIND as
- * rtopk_kernel (the key transform only).
+ * rtopk_kernel (the key transform only). FULL: every row of the batch is P.n long, P.n is a
+ * multiple of CW x G and rows start 16-byte aligned (rtopk.cu thread_full), so every lane takes
+ * the same number of whole chunks with vector loads, and the steps test none of it.
  */
-template <typename KeyT, int K, int G, int KIND>
+template <typename KeyT, int K, int G, int KIND, bool FULL>
 __global__ void __launch_bounds__(RTOPK_THREAD_BLOCK, RTOPK_THREAD_MIN_BLOCKS(K, sizeof(KeyT))) rtopk_thread_kernel(const rtopk_params P) {
   constexpr int B = RTOPK_THREAD_BLOCK;
   constexpr int CW = K < 4 ? 4 : K; /* elements a chunk (queues of 1 and 2 read chunks of 4) */
@@ -409,7 +412,7 @@ __global__ void __launch_bounds__(RTOPK_THREAD_BLOCK, RTOPK_THREAD_MIN_BLOCKS(K,
   if (r >= P.batch) return;
   rtopk_lane_row<KeyT> row = rtopk_lane_row_at<KeyT, CW>(P, r);
   rtopk_chunk_bits<KeyT, CW> buf;
-  if (g < row.chunks) rtopk_fetch_chunk<KeyT, CW>(row, g, buf);
+  if (FULL || g < row.chunks) rtopk_fetch_chunk<KeyT, CW, FULL>(row, g, buf);
   for (;;) {
     const int64_t rn = r + rows_per_pass;
     const bool has_next = rn < P.batch;
@@ -419,7 +422,7 @@ __global__ void __launch_bounds__(RTOPK_THREAD_BLOCK, RTOPK_THREAD_MIN_BLOCKS(K,
     uint32_t q[K], dropped = 0;
     if constexpr (sizeof(KeyT) == 2) {
       static_assert(KIND == RTOPK_KIND_F16X, "16-bit keys are F16 or BF16 (rtopk.cu launch_thread)");
-      rtopk_lane_pass<K, CW, G, false>(row, buf, has_next, next, g, rtopk_f16x_words<CW>(x), q, dropped);
+      rtopk_lane_pass<K, CW, G, false, FULL>(row, buf, has_next, next, g, rtopk_f16x_words<CW>(x), q, dropped);
       rtopk_group_merge<K, G, false>(q, dropped, mask);
 #pragma unroll
       for (int s = 0; s < K; ++s) my_q[s * B] = q[s];
@@ -435,10 +438,10 @@ __global__ void __launch_bounds__(RTOPK_THREAD_BLOCK, RTOPK_THREAD_MIN_BLOCKS(K,
     } else {
       const int ib = P.n <= 256 ? 8 : P.n <= 512 ? 9 : 10; /* index bits (P.n <= RTOPK_THREAD_MAX_N) */
       if constexpr (KIND == RTOPK_KIND_F32) {
-        rtopk_lane_pass<K, CW, G, true>(row, buf, has_next, next, g, rtopk_f32_prefix_words<CW>(ib, x.flip), q,
-                                        dropped);
+        rtopk_lane_pass<K, CW, G, true, FULL>(row, buf, has_next, next, g, rtopk_f32_prefix_words<CW>(ib, x.flip),
+                                              q, dropped);
       } else {
-        rtopk_lane_pass<K, CW, G, true>(
+        rtopk_lane_pass<K, CW, G, true, FULL>(
             row, buf, has_next, next, g,
             rtopk_words_of<KeyT, CW>([&](KeyT e, unsigned i) { return rtopk_prefix_word(rtopk_key(e, x), i, ib); }), q,
             dropped);
@@ -474,8 +477,8 @@ __global__ void __launch_bounds__(RTOPK_THREAD_BLOCK, RTOPK_THREAD_MIN_BLOCKS(K,
       if (undecided) {
         /* Slots a..kk-1: the best elements of prefix p by (low bits, index), in order. The pass
          * reads the row again (from cache) and fetches the next row's first chunk anew. */
-        if (g < row.chunks) rtopk_fetch_chunk<KeyT, CW>(row, g, buf);
-        rtopk_lane_pass<K, CW, G, false>(
+        if (FULL || g < row.chunks) rtopk_fetch_chunk<KeyT, CW, FULL>(row, g, buf);
+        rtopk_lane_pass<K, CW, G, false, FULL>(
             row, buf, has_next, next, g,
             rtopk_words_of<KeyT, CW>([&](KeyT e, unsigned i) { return rtopk_low_word(rtopk_key(e, x), i, p, ib); }), q,
             dropped);

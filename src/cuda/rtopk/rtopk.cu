@@ -266,7 +266,7 @@ static void (*thread_kernel_of(int g))(rtopk_params) {
 }
 template <typename KeyT, int K, int KIND>
 static void (*thread_kernel(int g, bool full))(rtopk_params) {
-  if constexpr (sizeof(KeyT) == 2 && K > 4) return thread_kernel_of<KeyT, K, KIND, false>(g); /* thread_full */
+  if constexpr (!rtopk_thread_full_built((int)sizeof(KeyT), K)) return thread_kernel_of<KeyT, K, KIND, false>(g);
   else return full ? thread_kernel_of<KeyT, K, KIND, true>(g) : thread_kernel_of<KeyT, K, KIND, false>(g);
 }
 
@@ -278,8 +278,9 @@ static void (*thread_kernel(int g, bool full))(rtopk_params) {
  * 16384 / 262144 rows x 32..512, k 1 / 8 / 16: f32 1.00-1.11x; 16-bit keys 1.0-1.14x at k = 1
  * but 0.94-0.98x with queues of 8 and 16, and 0.95x at 262144 x 256, k = 1 (G = 2), left so.
  * TOPK_RTOPK_FULL=0 turns it off (for measurement). */
-static bool thread_full(const rtopk_params& P, int g, int cw, int es) {
-  if (es == 2 && cw > 4) return false;
+static bool thread_full(const rtopk_params& P, int g, int K, int es) {
+  const int cw = rtopk_thread_chunk(K);
+  if (!rtopk_thread_full_built(es, K)) return false;
   if (P.offsets || P.n < (int64_t)cw * g || P.n % ((int64_t)cw * g) != 0 || P.n > RTOPK_THREAD_MAX_N) return false;
   if ((uintptr_t)P.in % 16 != 0 || (P.ld * es) % 16 != 0) return false;
   const char* e = getenv("TOPK_RTOPK_FULL");
@@ -309,15 +310,16 @@ static topk_status launch_thread(const rtopk_params& P, int g, int sm_count, int
    * (bench/results/h100_rtopk_queue_sweep_s24.csv). */
   const char* eq = getenv("TOPK_RTOPK_QUEUE");
   if (eq) {
+    static const char* const names[5] = {"1", "2", "4", "8", "16"};
     int want = -1;
     for (int b = 0; b < 5; ++b)
-      if (atoi(eq) == 1 << b) want = b;
+      if (!strcmp(eq, names[b])) want = b;
     if (want >= 0 && (1 << want) >= P.k) kb = want;
   }
   if (g == 8 && kb > 1) g = 4; /* 8 lanes a row (TOPK_RTOPK_GROUP=8) are built for queues of <= 2 only */
   const int64_t rows_per_block = RTOPK_THREAD_BLOCK / g;
   int64_t blocks = (P.batch + rows_per_block - 1) / rows_per_block;
-  const bool full = thread_full(P, g, kb < 2 ? 4 : 1 << kb, (int)sizeof(KeyT));
+  const bool full = thread_full(P, g, 1 << kb, (int)sizeof(KeyT));
   void (*kernel)(rtopk_params) = kb == 0   ? thread_kernel<KeyT, 1, KIND>(g, full)
                                  : kb == 1 ? thread_kernel<KeyT, 2, KIND>(g, full)
                                  : kb == 2 ? thread_kernel<KeyT, 4, KIND>(g, full)

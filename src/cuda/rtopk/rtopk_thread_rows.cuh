@@ -53,6 +53,13 @@ enum {
   RTOPK_THREAD_MAX_K = 16,  /* longest queue */
   RTOPK_THREAD_BLOCK = 128  /* threads per block (128 / G rows) */
 };
+/* Elements a chunk for a queue of K: queues of 1 and 2 read chunks of 4 (one 16-byte or 8-byte
+ * load), longer queues chunks of K. */
+__host__ __device__ constexpr int rtopk_thread_chunk(int K) { return K < 4 ? 4 : K; }
+/* Whether the whole-row variant (the kernel's FULL) is built for es-byte keys and queues of K:
+ * 32-bit keys, and 16-bit keys with queues of <= 4 (rtopk.cu thread_full says why). */
+__host__ __device__ constexpr bool rtopk_thread_full_built(int es, int K) { return es == 4 || K <= 4; }
+
 /* Blocks an SM that ptxas must allow (0: its own choice). Queues of 16 at 5 (<= 96 registers):
  * left to itself ptxas took 116-122 for the 32-bit kernels after session 24's cheaper words,
  * and 2^18 x 256 / 512, k = 16 ran 1.02x faster at 96 (H100, same run). 16-bit queues of 8 at 9
@@ -398,7 +405,7 @@ struct rtopk_f16x_words {
 template <typename KeyT, int K, int G, int KIND, bool FULL>
 __global__ void __launch_bounds__(RTOPK_THREAD_BLOCK, RTOPK_THREAD_MIN_BLOCKS(K, sizeof(KeyT))) rtopk_thread_kernel(const rtopk_params P) {
   constexpr int B = RTOPK_THREAD_BLOCK;
-  constexpr int CW = K < 4 ? 4 : K; /* elements a chunk (queues of 1 and 2 read chunks of 4) */
+  constexpr int CW = rtopk_thread_chunk(K);
   __shared__ uint32_t s_q[K * B];                          /* word s of thread t: s_q[s * B + t] */
   __shared__ uint32_t s_fk[sizeof(KeyT) == 4 ? K * B : 1]; /* full keys of tied slots, likewise */
   uint32_t* const my_q = s_q + threadIdx.x;

@@ -5,7 +5,8 @@ Reads the CSVs of `topk bench -a rtopk` run with TOPK_RTOPK_PATH=thread, TOPK_RT
 TOPK_RTOPK_GRID=wave|all forced (bench/results/h100_rtopk_groups_s26_g{G}_{grid}_r{run}.csv) and
 with the rule of the time (..._def_r{run}.csv), keeps the lower of the runs per variant, prints
 every case's times, and simulates rtopk.cu's rule (thread_group, launch_thread's queue and grid)
-against the best variant and the old rule:
+against the best variant and the old rule. `rule()` below is a copy of that rule in Python: change
+both together.
 
     python3 bench/rtopk_groups.py [bench/results/h100_rtopk_groups_s26]
 """

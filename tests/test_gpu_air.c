@@ -42,6 +42,7 @@ typedef struct air_case {
   const char*    rows_stream;   /* TOPK_AIR_ROWS_STREAM ("0": no one-read start), or NULL for the default */
   const char*    res_vecs;      /* TOPK_AIR_RES_VECS (RESIDENT vectors per thread aimed at), or NULL */
   const char*    res_rank;      /* TOPK_AIR_RES_RANK ("0": RESIDENT's radix finish only), or NULL */
+  const char*    res_del;       /* TOPK_AIR_RES_DELEGATES ("0": no delegate start; K: for k <= K), or NULL */
   int            lib_workspace; /* pass no workspace: the library allocates it */
 } air_case;
 
@@ -65,7 +66,8 @@ static int run_case(const air_case* a) {
                               {"TOPK_AIR_ROWS_FIRST_BITS", a->rows_bits},
                               {"TOPK_AIR_ROWS_STREAM", a->rows_stream},
                               {"TOPK_AIR_RES_VECS", a->res_vecs},
-                              {"TOPK_AIR_RES_RANK", a->res_rank}},
+                              {"TOPK_AIR_RES_RANK", a->res_rank},
+                              {"TOPK_AIR_RES_DELEGATES", a->res_del}},
                       .lib_workspace = a->lib_workspace};
   return gpu_case_run(&c, test_seed());
 }
@@ -245,6 +247,13 @@ TEST(resident_path) {
         if (d < 3)
           RUN(.dtype = dts[d], .batch = 3, .n = 32000, .k = 50, .flags = flags, .gen = gpu_case_dists[g],
               .path = "resident", .res_rank = "0");
+        /* k <= 1024 takes the delegate start by default: the radix passes from the first digit too */
+        if (d < 3) {
+          RUN(.dtype = dts[d], .batch = 3, .n = 32000, .k = 50, .flags = flags, .gen = gpu_case_dists[g],
+              .path = "resident", .res_del = "0");
+          RUN(.dtype = dts[d], .batch = 1, .n = 151936, .k = 1024, .ld = 151939, .flags = flags,
+              .gen = gpu_case_dists[g], .path = "resident", .res_del = "0");
+        }
       }
   static const gen_dist gd[] = {GEN_NORMAL, GEN_UNIFORM, GEN_ALL_EQUAL, GEN_ZIPF, GEN_SORTED_ASC};
   for (int g = 0; g < COUNT(gd); ++g) {
@@ -254,16 +263,43 @@ TEST(resident_path) {
       RUN(.dtype = TOPK_F32, .batch = 2, .n = 100000, .k = ks[ki], .gen = {.dist = gd[g]}, .path = "resident");
       RUN(.dtype = TOPK_BF16, .batch = 1, .n = 100000, .k = ks[ki], .flags = TOPK_SORTED, .gen = {.dist = gd[g]},
           .path = "resident");
+      /* the delegate start for every k: past the candidate buffer it falls back to the radix passes */
+      RUN(.dtype = TOPK_F32, .batch = 2, .n = 100000, .k = ks[ki], .gen = {.dist = gd[g]}, .path = "resident",
+          .res_del = "100000");
     }
+    /* the delegate start with the last block's radix finish, and with one block a row */
+    RUN(.dtype = TOPK_F32, .batch = 2, .n = 100000, .k = 700, .gen = {.dist = gd[g]}, .path = "resident",
+        .res_rank = "0");
+    RUN(.dtype = TOPK_F32, .batch = 3, .n = 5001, .k = 200, .ld = 5003, .gen = {.dist = gd[g]}, .path = "resident",
+        .res_vecs = "8", .res_del = "5000");
     /* the largest LLM shape (the most blocks a row can hold), and one row of 2^20 + 3 */
     RUN(.dtype = TOPK_F32, .batch = 8, .n = 262144, .k = 1024, .gen = {.dist = gd[g]}, .path = "resident");
     RUN(.dtype = TOPK_F32, .batch = 1, .n = ((int64_t)1 << 20) + 3, .k = 2048, .gen = {.dist = gd[g]},
+        .path = "resident");
+    /* the delegate start over more than 256 blocks (264 on the H100: 16 bounds a lane); block
+     * bounds from warp maxima (k = 500: 4 a block) and from all thread maxima (k = 1000: 8) */
+    RUN(.dtype = TOPK_F32, .batch = 1, .n = ((int64_t)1 << 20) + 3, .k = 500, .gen = {.dist = gd[g]},
+        .path = "resident");
+    RUN(.dtype = TOPK_F32, .batch = 1, .n = ((int64_t)1 << 20) + 3, .k = 1000, .gen = {.dist = gd[g]},
         .path = "resident");
     /* one block per row (8 vectors a thread), with a head and a tail; and one vector a thread */
     RUN(.dtype = TOPK_F32, .batch = 3, .n = 5001, .k = 33, .ld = 5003, .gen = {.dist = gd[g]}, .path = "resident",
         .res_vecs = "8");
     RUN(.dtype = TOPK_BF16, .batch = 5, .n = 70001, .k = 300, .ld = 70005, .flags = TOPK_SMALLEST,
         .gen = {.dist = gd[g]}, .path = "resident", .res_vecs = "1");
+  }
+  /* the delegate start on few distinct values: bf16 uniform rows (~2k keys at the top value:
+   * the keys above the threshold as candidates, or the tie path) and radix-adversarial 16-bit
+   * rows (256 values: the tie path), sorted and not */
+  for (int f = 0; f < 2; ++f) {
+    const unsigned flags = f ? TOPK_SORTED : 0u;
+    static const int64_t kd[] = {50, 300, 1024};
+    for (int ki = 0; ki < COUNT(kd); ++ki) {
+      RUN(.dtype = TOPK_BF16, .batch = 1, .n = (int64_t)1 << 20, .k = kd[ki], .flags = flags,
+          .gen = {.dist = GEN_UNIFORM}, .path = "resident");
+      RUN(.dtype = TOPK_F16, .batch = 1, .n = (int64_t)1 << 20, .k = kd[ki], .flags = flags,
+          .gen = {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 8}, .path = "resident");
+    }
   }
   /* index types; k = n, which the path leaves to the copy (forced, it falls back) */
   RUN(.dtype = TOPK_F32, .batch = 2, .n = 50000, .k = 64, .index_type = TOPK_INDEX_I64,

@@ -20,13 +20,16 @@
  *   RESIDENT   (after ONE-BLOCK) uniform rows of 2- or 4-byte keys, k < n < 2^31, whose
  *              blocks of 256 threads x 8 vectors fit the GPU at one block per SM; taken
  *              by default only where measured faster on normal and uniform rows
- *              (res_by_default: 1-2 long rows, 1-4 for 16-bit keys and k <= 64; not where
- *              CLUSTER fits with k <= 64: cluster_over_resident), forced with
- *              TOPK_AIR_PATH=resident: one cooperative launch, each row spread over many
- *              blocks that hold it in registers (air_resident_kernels.cuh); cross-block
- *              passes until the chosen bin holds <= AIR_RES_CAP candidates, then every
- *              block ranks its share of them (few for the row's blocks) or the last
- *              block of the row finishes them in shared memory.
+ *              (res_by_default: 1-2 long rows, 1-4 for 16-bit keys and k <= 64, 1-2 rows
+ *              where the delegate start serves; not where CLUSTER fits with k <= 64:
+ *              cluster_over_resident), forced with TOPK_AIR_PATH=resident: one
+ *              cooperative launch, each row spread over many blocks that hold it in
+ *              registers (air_resident_kernels.cuh). For k <= 1024 a delegate start first: a threshold from the blocks' thread maxima, every
+ *              key >= it a candidate, ranked by every block (res_delegates). Else, or
+ *              where its candidates overflow, cross-block passes until the chosen bin
+ *              holds <= AIR_RES_CAP candidates, then every block ranks its share of them
+ *              (few for the row's blocks) or the last block of the row finishes them in
+ *              shared memory.
  *   FUSED      (when CLUSTER does not apply) batch <= SM count and batch x row
  *              length <= AIR_FUSED_MAX_ELEMS: every
  *              pass of MULTI in one cooperative launch (air_fused_kernel), passes
@@ -118,6 +121,7 @@
  * TOPK_AIR_RES_VECS (RESIDENT 16-byte vectors a thread aims for, 1..8, default 2),
  * TOPK_AIR_RES_STAMPS=1 (RESIDENT: the finishing block printf's its phase times),
  * TOPK_AIR_RES_RANK=0 (RESIDENT: always the last block's radix finish, never the rank finish),
+ * TOPK_AIR_RES_DELEGATES=0|K (RESIDENT's delegate start off, or for k <= K at every key width),
  * TOPK_AIR_ROWS_CAP (ROWS candidate buffer entries, 1..16384; default 4096, 2048 for
  * 64-bit keys, or what the one-read start needs), TOPK_AIR_ROWS_FIRST_BITS (ROWS first
  * digit, 8..13, default 11), TOPK_AIR_ROWS_STREAM=0 (ROWS without its one-read start; the
@@ -217,7 +221,15 @@ static const int64_t AIR_ONE_SMEM_BUDGET = 45056;
  *    0.80x uniform; k = 1024: 0.83x / 1.06x; 1 x 2^20: 20.8-23.4 against 25.5-38.3 us). Not
  *    larger k in shorter rows or more rows (uniform 1.09-1.33x).
  * Where CLUSTER fits and k <= 64, CLUSTER's delegate start (tie-aware since v0.21) beats all of
- * this (cluster_over_resident). */
+ * this (cluster_over_resident).
+ * With RESIDENT's delegate start (session 27, docs/perf-notes.md v0.27; 1-2 rows of 131072 and
+ * 262144, f32 and bf16, normal and uniform, k 50..1024, against CLUSTER in the same run) also:
+ *  - 4-byte keys: two rows of < 2^18 with k <= AIR_RES_DEL_K_2ROWS (2 x 131072, k = 256: 0.66-
+ *    0.89x; k = 512: 0.77-1.04x, so not there);
+ *  - 16-bit keys: 1-2 rows with k <= AIR_RES_DEL_K_16 (k = 256 / 512: 0.73-0.95x; k = 1024:
+ *    1.24-1.54x, so not there). */
+static const int64_t AIR_RES_DEL_K_2ROWS = 256;
+static const int64_t AIR_RES_DEL_K_16 = 512;
 /* CLUSTER instead of ONE-BLOCK for a few short rows: a one-block row has 8 warps to hide its
  * passes' latency, a cluster block 32. Measured (session 25, both forced, f32 / bf16 normal,
  * unsorted, k = 8..512, 1, 4 and 16 rows; bench/results/h100_air_one_vs_cluster_s25.csv):
@@ -233,6 +245,17 @@ static const int64_t AIR_RES_MAX_K = 1024;
 static const int64_t AIR_RES_MIN_N = 100000;
 static const int64_t AIR_RES_LONG_N = (int64_t)1 << 18;
 static const int AIR_RES_TARGET_VECS = 2;
+/* RESIDENT's delegate start: for k up to this; a block vouches for at most 256 keys (8 warps x
+ * 32). Measured (session 27,
+ * TOPK_AIR_PATH=resident, the start on and off, same run; docs/perf-notes.md v0.27): f32 1 x 2^20,
+ * k = 32..1024: uniform 0.49-0.56x, normal 0.70-0.84x, radix-adversarial 0.40-0.51x; bf16 normal
+ * and uniform k <= 256 0.56-0.61x; 1-2 rows of 131072 / 262144, k <= 512: 0.52-0.96x. k = 1024
+ * lost where the candidates were too many for the rank finish (res_delegates now asks
+ * air_res_rank_fits). Where the start's candidates overflow on ties (16-bit keys: bf16 uniform
+ * and radix-adversarial rows) it takes the tie path or the keys above its threshold instead of
+ * the radix passes, which cost 1.20-1.31x. */
+static const int64_t AIR_RES_DEL_MAX_K = 1024;
+static const int64_t AIR_RES_DEL_MAX_Q = 256;
 enum { MAX_PASSES = AIR_MAX_PASSES };
 
 /* ------------------------------------------------------------------ the plan */
@@ -437,9 +460,9 @@ static int cluster_over_resident(const topk_problem* p) {
 /* Where RESIDENT is the default (it must fit too): the measured rule in the comment on AIR_RES_SMALL_K. */
 static int res_by_default(const topk_problem* p, int es) {
   if (p->n < AIR_RES_MIN_N || p->k > AIR_RES_MAX_K) return 0;
-  if (es == 4) return p->batch == 1 || (p->batch == 2 && p->n >= AIR_RES_LONG_N);
+  if (es == 4) return p->batch == 1 || (p->batch == 2 && (p->n >= AIR_RES_LONG_N || p->k <= AIR_RES_DEL_K_2ROWS));
   return (p->k <= AIR_RES_SMALL_K && p->batch <= 4 && p->n <= AIR_RES_LONG_N) ||
-         (p->batch == 1 && p->n >= AIR_RES_LONG_N);
+         (p->batch == 1 && p->n >= AIR_RES_LONG_N) || (p->batch <= 2 && p->k <= AIR_RES_DEL_K_16);
 }
 
 /* ---- CUB calls: one definition for the size query (temp == NULL) and the run */
@@ -909,6 +932,42 @@ static topk_status launch_rows(const air_layout* L, air_params P, int64_t batch,
   return TOPK_SUCCESS;
 }
 
+/* TOPK_AIR_RES_DELEGATES=0|K: RESIDENT's delegate start off, or for k <= K at every key width
+ * (measurement, tests); -1 where unset or not a count */
+static int64_t env_res_del_kmax(void) {
+  const char* s = getenv("TOPK_AIR_RES_DELEGATES");
+  if (!s || !*s) return -1;
+  char* end = NULL;
+  const long long v = strtoll(s, &end, 10);
+  return end && *end == '\0' && v >= 0 ? (int64_t)v : -1;
+}
+
+/*
+ * RESIDENT's delegate start for k results over g blocks a row: each block vouches for q keys
+ * >= its bound, and the threshold is (a lower bound on) the j-th largest bound, q x j >= k.
+ * q = ceil(2k / g) puts j near g / 2, away from the lowest bounds (a numpy simulation of 2^20
+ * normal and uniform f32 over 264 blocks: ~1.1k candidates for k <= 64, ~2.5k at k = 1024; with
+ * the least bound, j = g, 1.5k and 2-4.3k). Off (q = j = 0) above the k limit, where no q <= 256
+ * fits, or where ~2.5k candidates would not fit the rank finish over g blocks (f32 1 x 131072,
+ * k = 1024, 64 blocks: the last block's radix finish ran, 1.04-1.12x the radix start's time).
+ */
+static void res_delegates(int64_t k, int64_t g, unsigned* q, unsigned* j) {
+  *q = *j = 0;
+  const int64_t forced = env_res_del_kmax();
+  const int64_t kmax = forced >= 0 ? forced : AIR_RES_DEL_MAX_K;
+  if (k > kmax || g > AIR_RES_DEL_MAX_BLOCKS) return;
+  int64_t qq = (2 * k + g - 1) / g;
+  if (qq > AIR_RES_DEL_MAX_Q) qq = AIR_RES_DEL_MAX_Q;
+  int64_t jj = (k + qq - 1) / qq;
+  if (jj > g) {
+    qq = (k + g - 1) / g;
+    jj = (k + qq - 1) / qq;
+  }
+  if (qq > AIR_RES_DEL_MAX_Q || jj > g || !air_res_rank_fits((unsigned)(5 * k / 2 + 64), (unsigned)g)) return;
+  *q = (unsigned)qq;
+  *j = (unsigned)jj;
+}
+
 /*
  * RESIDENT: one cooperative launch, G blocks per row: as many as give each thread about
  * TOPK_AIR_RES_VECS vectors, at most the resident blocks shared by the rows, at least
@@ -942,6 +1001,7 @@ static topk_status launch_resident(const air_layout* L, air_params P, int64_t ba
     const char* rk = getenv("TOPK_AIR_RES_RANK");
     D.rank = !(rk && strcmp(rk, "0") == 0);
   }
+  res_delegates(P.k, g, &D.del_q, &D.del_j);
   P.row0 = 0;
   void* args[] = {(void*)&P, (void*)&D};
   TOPK_CUDA_TRY(cudaLaunchCooperativeKernel((const void*)air_resident_kernel<DT>, dim3((unsigned)g, (unsigned)batch, 1),

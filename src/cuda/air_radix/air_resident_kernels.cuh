@@ -17,6 +17,20 @@
  *   0. Every block loads its slice (16-byte vectors; the row's unaligned head goes to
  *      block 0, its tail to block G-1), and the grid zeroes the rows' histograms and
  *      counters; one grid-wide sync (the only one: the workspace holds anything).
+ *   D. The delegate start (D.del_q > 0: k <= 1024, the host's res_delegates), in the
+ *      spirit of Dr. Top-k's delegates (paper 004 sec. 3) but exact: each thread's largest
+ *      key is a delegate; each block publishes a bound that q of its delegates reach
+ *      (air_res_block_bound); after a row barrier every block takes the threshold thr, a
+ *      lower bound on the j-th largest bound (air_res_jth_largest), so that the row holds
+ *      >= q x j >= k keys >= thr. Every key >= thr goes to the candidate buffer (~1.1-2.5k
+ *      on normal and uniform rows: a digit pass of the radix would leave n/8 on uniform
+ *      f32, and nothing useful on radix-adversarial rows); after a second row barrier the
+ *      blocks rank them (air_res_rank_finish), or the last block finishes them by radix
+ *      (air_res_finish). Over AIR_RES_CAP candidates (heavy ties, few distinct values):
+ *      with fewer than k keys > thr, thr is the k-th key, the keys > thr are results and
+ *      the tie path (step 4) takes the lowest-indexed rest of the keys == thr; with k..CAP
+ *      keys > thr, those are the candidates (one more row barrier). Else the passes below
+ *      run as if the start had not been made.
  *   1. Pass q (digits of 11 bits from the top; 32-bit keys 11+11+10, 16-bit 11+5):
  *      shared histogram of the digit of every element still matching the prefix,
  *      merged into the row's histogram q with atomics; a per-row barrier; every block
@@ -51,7 +65,10 @@ enum {
   AIR_RES_BINS = 1 << AIR_RES_DIGIT,
   AIR_RES_MAX_PASSES = 3,        /* key passes of a 32-bit key */
   AIR_RES_MAX_BLOCKS = 1024,     /* blocks per row at most (the per-block count slots) */
-  AIR_RES_RANK_ITERS = 384       /* rank finish: compares a thread at most (8 in flight: ~1.5 us) */
+  AIR_RES_RANK_ITERS = 384,      /* rank finish: compares a thread at most (8 in flight: ~1.5 us) */
+  AIR_RES_DEL_MAX_BLOCKS = 512,  /* the delegate start's blocks per row at most (16 bounds a lane in
+                                  * air_res_jth_largest; 32 cost the kernel registers) */
+  AIR_RES_DEL_WARP_Q = 4         /* a block's bound from its 8 warp maxima for q up to this */
 };
 
 /* Per-row counters, zeroed by the kernel before its grid-wide sync. */
@@ -61,6 +78,9 @@ struct air_res_row {
   unsigned long long slots; /* next free output slot (low word: results written during the passes,
                              * < k so it never carries) and candidate-buffer slot (high word):
                              * one atomic claims both */
+  unsigned long long dslots; /* the delegate start's candidates: keys >= its threshold (low word), keys
+                             * above it (high word) */
+  unsigned long long gslots; /* the delegate start's second candidates, keys above its threshold */
 };
 
 /* The workspace parts and the grid of a RESIDENT launch. */
@@ -72,6 +92,8 @@ struct air_res_desc {
   unsigned* blk_cnt;     /* [rows][AIR_RES_MAX_BLOCKS]: the tie path's per-block counts */
   int stamps;            /* TOPK_AIR_RES_STAMPS=1: the finishing block printf's its phase times (measurement) */
   int rank;              /* the rank finish where it fits (TOPK_AIR_RES_RANK=0: never; measurement, tests) */
+  unsigned del_q, del_j; /* the delegate start (0: off): each block vouches for del_q keys >= its
+                          * bound, the threshold is the del_j-th largest bound (del_q x del_j >= k) */
 };
 
 #define AIR_RES_STAMP(i) \
@@ -371,6 +393,117 @@ __device__ void air_res_take_in_order(const air_params& P, int64_t row, const ui
 }
 
 /*
+ * A lower bound x on the j-th largest of m values (1 <= j <= m <= 32 x PER) with at most
+ * j + j / 4 values >= x, in every lane of the one warp that calls it; lane l holds v[i] =
+ * value l + 32 i, and 0 beyond m. x is built bit by bit from the top below the bits every value
+ * shares, taking each bit that leaves >= j values >= x (one compare a value and a warp sum,
+ * REDUX, a bit; no barrier), until <= j + j / 4 values are >= x: any x with >= j values above
+ * it serves the delegate start, and every bit costs ~0.15 us (stamps: 25 bits took 4.2 us;
+ * a fixed 8 bits left bounds far too low where one outlier, a negative thread maximum of
+ * normal data, sets the top differing bit). Padding is 0 and every x tried is above 0, so
+ * padding never counts.
+ */
+template <int PER>
+__device__ __forceinline__ unsigned air_res_warp_jth(const unsigned (&v)[PER], unsigned m, unsigned j) {
+  const unsigned lane = threadIdx.x & 31;
+  unsigned a = 0xffffffffu, o = 0;
+#pragma unroll
+  for (int i = 0; i < PER; ++i)
+    if (lane + 32u * i < m) {
+      a &= v[i];
+      o |= v[i];
+    }
+  a = __reduce_and_sync(0xffffffffu, a);
+  o = __reduce_or_sync(0xffffffffu, o);
+  const unsigned diff = a ^ o;
+  if (diff == 0) return a; /* all equal */
+  const int top = 31 - __clz(diff);
+  unsigned x = a & ~((2u << top) - 1u); /* the shared bits above the highest differing one */
+  const unsigned enough = j + j / 4;
+  unsigned above = m; /* values >= x */
+  for (int bit = top; bit >= 0 && above > enough; --bit) {
+    const unsigned t = x | (1u << bit);
+    unsigned cc[4] = {0, 0, 0, 0}; /* four sums: one was a 3-instruction dependent chain a value */
+#pragma unroll
+    for (int i = 0; i < PER; ++i) cc[i & 3] += v[i] >= t;
+    const unsigned c = __reduce_add_sync(0xffffffffu, (cc[0] + cc[1]) + (cc[2] + cc[3]));
+    if (c >= j) {
+      x = t;
+      above = c;
+    }
+  }
+  return x;
+}
+
+/* air_res_warp_jth over m <= 32 x PER words at p (shared or global, read through L2). */
+template <int PER>
+__device__ __forceinline__ unsigned air_res_warp_jth_load(const unsigned* p, unsigned m, unsigned j, bool global) {
+  const unsigned lane = threadIdx.x & 31;
+  unsigned v[PER];
+#pragma unroll
+  for (int i = 0; i < PER; ++i) {
+    const unsigned at = lane + 32u * i;
+    v[i] = at < m ? (global ? __ldcg(p + at) : p[at]) : 0u;
+  }
+  return air_res_warp_jth<PER>(v, m, j);
+}
+
+/*
+ * The delegate start's bound for one block: thr_b such that at least q (<= AIR_RES_THREADS)
+ * of the block's elements, maxima of distinct threads, are >= thr_b. q = 1: the block's
+ * largest key (warp maxima by REDUX). q <= AIR_RES_DEL_WARP_Q: the q-th largest of the 8 warp
+ * maxima (close to the q-th largest thread maximum where q is well below 8). Else warp 0's
+ * bound on the q-th largest of all 256 thread maxima (air_res_warp_jth). A thread without
+ * elements holds 0, the least rank key: where fewer than q threads hold elements the bound
+ * can be 0, which takes every element. Thread 0 writes it to *out; s_tmp needs
+ * AIR_RES_THREADS words. Every thread must call it.
+ */
+__device__ __forceinline__ void air_res_block_bound(unsigned dmax, unsigned q, unsigned* s_tmp, unsigned* out) {
+  const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (q <= AIR_RES_DEL_WARP_Q) {
+    const unsigned wv = __reduce_max_sync(0xffffffffu, dmax);
+    if (lane == 0) s_tmp[warp] = wv;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      unsigned v[AIR_WARPS], best = 0;
+#pragma unroll
+      for (int w = 0; w < AIR_WARPS; ++w) v[w] = s_tmp[w];
+#pragma unroll
+      for (int w = 0; w < AIR_WARPS; ++w) {
+        unsigned above = 0; /* warps ranked before w: larger, or equal and lower */
+#pragma unroll
+        for (int u = 0; u < AIR_WARPS; ++u) above += v[u] > v[w] || (v[u] == v[w] && u < w);
+        if (above == q - 1) best = v[w];
+      }
+      *out = best;
+    }
+    return;
+  }
+  s_tmp[threadIdx.x] = dmax;
+  __syncthreads();
+  if (warp == 0) {
+    const unsigned x = air_res_warp_jth_load<AIR_RES_THREADS / 32>(s_tmp, AIR_RES_THREADS, q, false);
+    if (lane == 0) *out = x;
+  }
+}
+
+/*
+ * A lower bound on the j-th largest of the m <= AIR_RES_DEL_MAX_BLOCKS bounds at g (written by
+ * the row's blocks before a row barrier), in every thread: warp 0 finds it (air_res_warp_jth)
+ * and publishes it in s_tmp[0]. Every thread must call it.
+ */
+__device__ __forceinline__ unsigned air_res_jth_largest(const unsigned* g, unsigned m, unsigned j, unsigned* s_tmp) {
+  if (threadIdx.x < 32) {
+    unsigned x;
+    if (m <= 256) x = air_res_warp_jth_load<8>(g, m, j, true);
+    else x = air_res_warp_jth_load<AIR_RES_DEL_MAX_BLOCKS / 32>(g, m, j, true);
+    if (threadIdx.x == 0) s_tmp[0] = x;
+  }
+  __syncthreads();
+  return s_tmp[0];
+}
+
+/*
  * Runs the statements for every element this thread holds (its vectors, then its scalar),
  * with RAW its raw bits and IDX its index in the row. Inside air_resident_kernel only (it
  * names the kernel's w, nvt, v0idx, has_s, sraw and sidx).
@@ -454,6 +587,8 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
       D.ctrl[i].arrive = 0;
       D.ctrl[i].done = 0;
       D.ctrl[i].slots = 0;
+      D.ctrl[i].dslots = 0;
+      D.ctrl[i].gslots = 0;
     }
   }
   AIR_RES_STAMP(1);
@@ -464,7 +599,96 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
   const bool sm = P.smallest != 0;
   unsigned prefix = 0, r = (unsigned)k, barriers = 0;
   int level = 0;
-  for (int q = 0; q < NPASS; ++q) {
+  bool passes = true; /* false: the delegate start found the k-th key; the tie path ends it */
+
+  if (D.del_q) {
+    /* The delegate start: a threshold from thread maxima, every key >= it a candidate, and
+     * the rank finish; no radix pass unless the candidates overflow (air_res_delegate_thr). */
+    unsigned dmax = 0; /* rank key 0 is the least: a thread without elements counts as 0 */
+    AIR_RES_FOR_HELD(raw, idx, {
+      const unsigned key = (unsigned)topk_to_rank_key<DT>(raw, sm);
+      dmax = key > dmax ? key : dmax;
+    })
+    unsigned* thr_b = D.blk_cnt + row * AIR_RES_MAX_BLOCKS;
+    air_res_block_bound(dmax, D.del_q, s_hist, thr_b + b);
+    AIR_RES_STAMP(3);
+    air_res_row_barrier(&ctrl->arrive, G * ++barriers);
+    AIR_RES_STAMP(4);
+    const unsigned thr = air_res_jth_largest(thr_b, G, D.del_j, s_hist);
+    AIR_RES_STAMP(5);
+    /* keys >= thr (low word: the candidates' slots) and keys > thr (high word), one atomic a warp */
+    unsigned n_ge = 0, n_gt = 0;
+    AIR_RES_FOR_HELD(raw, idx, {
+      const unsigned key = (unsigned)topk_to_rank_key<DT>(raw, sm);
+      n_ge += key >= thr;
+      n_gt += key > thr;
+    })
+    unsigned cs = (unsigned)air_res_warp_slots((unsigned long long)n_gt << 32 | n_ge, &ctrl->dslots);
+    AIR_RES_STAMP(6);
+    {
+      RawT* craw = (RawT*)D.cand_raw + row * AIR_RES_CAP;
+      unsigned* cidx = D.cand_idx + row * AIR_RES_CAP;
+      AIR_RES_FOR_HELD(raw, idx, {
+        if ((unsigned)topk_to_rank_key<DT>(raw, sm) >= thr) {
+          if (cs < AIR_RES_CAP) { craw[cs] = raw; cidx[cs] = idx; }
+          ++cs;
+        }
+      })
+    }
+    air_res_row_barrier(&ctrl->arrive, G * ++barriers);
+    AIR_RES_STAMP(7);
+    /* every block arrived after its slot atomics: the same count in all of them */
+    const unsigned long long cd = __ldcg(&ctrl->dslots);
+    const unsigned c_ge = (unsigned)cd, c_gt = (unsigned)(cd >> 32);
+    unsigned c = c_ge;
+    if (c_ge > AIR_RES_CAP && c_gt >= (unsigned)k && c_gt <= AIR_RES_CAP) {
+      /* thr below the k-th key and shared by many, but the keys above it fit: they are the
+       * candidates (bf16 uniform rows, k = 1024: ~2k keys equal the top value). The buffer
+       * is written again; every block read what it needed before the barrier above. */
+      RawT* craw = (RawT*)D.cand_raw + row * AIR_RES_CAP;
+      unsigned* cidx = D.cand_idx + row * AIR_RES_CAP;
+      unsigned gs = (unsigned)air_res_warp_slots((unsigned long long)n_gt, &ctrl->gslots);
+      AIR_RES_FOR_HELD(raw, idx, {
+        if ((unsigned)topk_to_rank_key<DT>(raw, sm) > thr) {
+          if (gs < AIR_RES_CAP) { craw[gs] = raw; cidx[gs] = idx; }
+          ++gs;
+        }
+      })
+      air_res_row_barrier(&ctrl->arrive, G * ++barriers);
+      c = c_gt;
+    }
+    if (c <= AIR_RES_CAP) {
+      if (D.rank && air_res_rank_fits(c, G)) {
+        air_res_rank_finish<DT>(P, D, row, c, r, b, G, s_fin, s_hist);
+      } else {
+        if (threadIdx.x == 0) s_flag = air_res_arrive(&ctrl->done) == G - 1;
+        __syncthreads();
+        if (s_flag) air_res_finish<DT>(P, D, row, c, r, 0, s_fin, s_hist, s_warp, &s_choice);
+      }
+      if (D.stamps) {
+        __syncthreads();
+        AIR_RES_STAMP(8);
+        if (threadIdx.x == 0 && b == 0) air_res_print(ts, 8, n, k, G, gridDim.y);
+      }
+      return;
+    }
+    if (c_gt < (unsigned)k) {
+      /* Too many keys >= thr, but fewer than k above it: thr is the k-th key, shared by many
+       * (few distinct values: bf16 uniform rows, radix-adversarial 16-bit rows, all equal).
+       * Every key > thr is a result; the lowest-indexed k - c_gt keys == thr follow by the tie
+       * path below, as after the radix passes. */
+      unsigned os = (unsigned)air_res_warp_slots((unsigned long long)n_gt, &ctrl->slots);
+      AIR_RES_FOR_HELD(raw, idx, {
+        const unsigned key = (unsigned)topk_to_rank_key<DT>(raw, sm);
+        if (key > thr) air_emit(P, row, os++, raw, (typename topk_dtype_traits<DT>::key_t)key, idx);
+      })
+      prefix = thr;
+      r = (unsigned)k - c_gt;
+      passes = false;
+    }
+    /* else thr is far too low (few blocks could vouch for their share): the radix passes */
+  }
+  for (int q = 0; passes && q < NPASS; ++q) {
     const int width = KB - level < AIR_RES_DIGIT ? KB - level : AIR_RES_DIGIT;
     const int nbins = 1 << width;
     for (int i = threadIdx.x; i < nbins; i += AIR_RES_THREADS) s_hist[i] = 0;
@@ -569,8 +793,8 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
   }
 #undef AIR_RES_MATCH
 
-  /* 4. Every key bit known and more than CAP elements share the k-th key (level == KB):
-   * the lowest-indexed r of them. Blocks hold ascending index ranges, so a block takes
+  /* 4. Every key bit known and more than CAP elements share the k-th key (level == KB, or
+   * the delegate start's thr): the lowest-indexed r of them. Blocks hold ascending index ranges, so a block takes
    * what the blocks before it leave. */
   unsigned m = 0;
   AIR_RES_FOR_HELD(raw, idx, { m += (unsigned)topk_to_rank_key<DT>(raw, sm) == prefix; })

@@ -282,6 +282,11 @@ TEST(resident_path) {
         .path = "resident");
     RUN(.dtype = TOPK_F32, .batch = 1, .n = ((int64_t)1 << 20) + 3, .k = 1000, .gen = {.dist = gd[g]},
         .path = "resident");
+    /* rows that fit only at two blocks an SM (the occupancy, not one block an SM) */
+    RUN(.dtype = TOPK_F32, .batch = 1, .n = ((int64_t)1 << 21) - 5, .k = 8, .gen = {.dist = gd[g]},
+        .path = "resident");
+    RUN(.dtype = TOPK_BF16, .batch = 1, .n = 3 * ((int64_t)1 << 20) + 1, .k = 700, .flags = TOPK_SORTED,
+        .gen = {.dist = gd[g]}, .path = "resident");
     /* one block per row (8 vectors a thread), with a head and a tail; and one vector a thread */
     RUN(.dtype = TOPK_F32, .batch = 3, .n = 5001, .k = 33, .ld = 5003, .gen = {.dist = gd[g]}, .path = "resident",
         .res_vecs = "8");

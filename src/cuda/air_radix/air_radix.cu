@@ -439,13 +439,35 @@ static int64_t res_min_blocks(int64_t n, int es) {
   return g < 1 ? 1 : g;
 }
 
+/* RESIDENT's blocks per SM: the occupancy of the dtype's kernel (cached per device; 1 where
+ * the query fails), the same figure for the plan and the launch. */
+static int res_occupancy(topk_dtype dt, const topk_device_info* dev) {
+  static int cache[5][TOPK_OCC_DEVICES]; /* common/occupancy.h */
+  const void* kernel;
+  int slot;
+  switch (dt) {
+    case TOPK_F32: kernel = (const void*)air_resident_kernel<TOPK_F32>; slot = 0; break;
+    case TOPK_F16: kernel = (const void*)air_resident_kernel<TOPK_F16>; slot = 1; break;
+    case TOPK_BF16: kernel = (const void*)air_resident_kernel<TOPK_BF16>; slot = 2; break;
+    case TOPK_I32: kernel = (const void*)air_resident_kernel<TOPK_I32>; slot = 3; break;
+    case TOPK_U32: kernel = (const void*)air_resident_kernel<TOPK_U32>; slot = 4; break;
+    default: return 0;
+  }
+  int occ = 0;
+  if (topk_occupancy_cached(cache[slot], dev ? dev->ordinal : -1, kernel, AIR_RES_THREADS, 0, &occ) != cudaSuccess)
+    return 1;
+  return occ < 1 ? 1 : occ;
+}
+
 /* RESIDENT fits: uniform rows of 2- or 4-byte keys with 32-bit indices, every row's fewest
- * blocks resident at once at one block per SM (more fit at launch: launch_resident asks
- * the occupancy), and k < n (k >= n is the copy). */
+ * blocks resident at once at the kernel's occupancy (1 x 2^21 f32 takes 256 blocks: two an SM
+ * on the H100), and k < n (k >= n is the copy). */
 static int res_fits(const topk_problem* p, const topk_device_info* dev, int es) {
   const int sms = dev && dev->sm_count > 0 ? dev->sm_count : 0;
-  return sms > 0 && !p->row_offsets && es <= 4 && p->n <= INT32_MAX && p->k < p->n && p->batch <= 65535 &&
-         p->batch * res_min_blocks(p->n, es) <= sms && res_min_blocks(p->n, es) <= AIR_RES_MAX_BLOCKS;
+  if (!(sms > 0 && !p->row_offsets && es <= 4 && p->n <= INT32_MAX && p->k < p->n && p->batch <= 65535 &&
+        res_min_blocks(p->n, es) <= AIR_RES_MAX_BLOCKS))
+    return 0;
+  return p->batch * res_min_blocks(p->n, es) <= (int64_t)sms * res_occupancy(p->dtype, dev);
 }
 
 /* CLUSTER with its delegate start instead of RESIDENT, where both fit: k <= 64 (and the start
@@ -976,11 +998,7 @@ static void res_delegates(int64_t k, int64_t g, unsigned* q, unsigned* j) {
 template <topk_dtype DT>
 static topk_status launch_resident(const air_layout* L, air_params P, int64_t batch, char* base,
                                    const topk_device_info* dev, cudaStream_t stream) {
-  static int occ_cache[TOPK_OCC_DEVICES]; /* common/occupancy.h */
-  int occ = 0;
-  TOPK_CUDA_TRY(topk_occupancy_cached(occ_cache, dev ? dev->ordinal : -1, (const void*)air_resident_kernel<DT>,
-                                      AIR_RES_THREADS, 0, &occ));
-  if (occ < 1) occ = 1;
+  const int occ = res_occupancy(DT, dev);
   const int sms = dev && dev->sm_count > 0 ? dev->sm_count : 1;
   const int64_t v = 16 / L->es, nv = P.n / v;
   const int64_t per = (int64_t)env_res_vecs() * AIR_RES_THREADS;

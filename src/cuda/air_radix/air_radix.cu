@@ -24,12 +24,13 @@
  *              where the delegate start serves; not where CLUSTER fits with k <= 64:
  *              cluster_over_resident), forced with TOPK_AIR_PATH=resident: one
  *              cooperative launch, each row spread over many blocks that hold it in
- *              registers (air_resident_kernels.cuh). For k <= 1024 a delegate start first: a threshold from the blocks' thread maxima, every
- *              key >= it a candidate, ranked by every block (res_delegates). Else, or
- *              where its candidates overflow, cross-block passes until the chosen bin
- *              holds <= AIR_RES_CAP candidates, then every block ranks its share of them
- *              (few for the row's blocks) or the last block of the row finishes them in
- *              shared memory.
+ *              registers (air_resident_kernels.cuh). For k <= 1024 a delegate start
+ *              first: a threshold from the blocks' thread maxima, every key >= it a
+ *              candidate, ranked by every block (res_delegates). Else, or where its
+ *              candidates overflow, cross-block passes until the chosen bin holds <=
+ *              AIR_RES_CAP candidates, then every block ranks its share of them (few for
+ *              the row's blocks) or the last block of the row finishes them in shared
+ *              memory.
  *   FUSED      (when CLUSTER does not apply) batch <= SM count and batch x row
  *              length <= AIR_FUSED_MAX_ELEMS: every
  *              pass of MULTI in one cooperative launch (air_fused_kernel), passes
@@ -246,8 +247,8 @@ static const int64_t AIR_RES_MIN_N = 100000;
 static const int64_t AIR_RES_LONG_N = (int64_t)1 << 18;
 static const int AIR_RES_TARGET_VECS = 2;
 /* RESIDENT's delegate start: for k up to this; a block vouches for at most 256 keys (8 warps x
- * 32). Measured (session 27,
- * TOPK_AIR_PATH=resident, the start on and off, same run; docs/perf-notes.md v0.27): f32 1 x 2^20,
+ * 32). Measured (session 27, TOPK_AIR_PATH=resident, the start on and off, same run;
+ * docs/perf-notes.md v0.27): f32 1 x 2^20,
  * k = 32..1024: uniform 0.49-0.56x, normal 0.70-0.84x, radix-adversarial 0.40-0.51x; bf16 normal
  * and uniform k <= 256 0.56-0.61x; 1-2 rows of 131072 / 262144, k <= 512: 0.52-0.96x. k = 1024
  * lost where the candidates were too many for the rank finish (res_delegates now asks

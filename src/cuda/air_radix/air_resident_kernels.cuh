@@ -93,7 +93,8 @@ struct air_res_desc {
   int stamps;            /* TOPK_AIR_RES_STAMPS=1: the finishing block printf's its phase times (measurement) */
   int rank;              /* the rank finish where it fits (TOPK_AIR_RES_RANK=0: never; measurement, tests) */
   unsigned del_q, del_j; /* the delegate start (0: off): each block vouches for del_q keys >= its
-                          * bound, the threshold is the del_j-th largest bound (del_q x del_j >= k) */
+                          * bound, the threshold is a lower bound on the del_j-th largest bound
+                          * (del_q x del_j >= k) */
 };
 
 #define AIR_RES_STAMP(i) \

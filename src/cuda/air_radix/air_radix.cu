@@ -471,12 +471,72 @@ static int res_fits(const topk_problem* p, const topk_device_info* dev, int es) 
   return p->batch * res_min_blocks(p->n, es) <= (int64_t)sms * res_occupancy(p->dtype, dev);
 }
 
+/* TOPK_AIR_RES_DELEGATES=0|K: RESIDENT's delegate start off, or for k <= K at every key width
+ * (measurement, tests); -1 where unset or not a count */
+static int64_t env_res_del_kmax(void) {
+  const char* s = getenv("TOPK_AIR_RES_DELEGATES");
+  if (!s || !*s) return -1;
+  char* end = NULL;
+  const long long v = strtoll(s, &end, 10);
+  return end && *end == '\0' && v >= 0 ? (int64_t)v : -1;
+}
+
+/*
+ * RESIDENT's delegate start for k results over g blocks a row: each block vouches for q keys
+ * >= its bound, and the threshold is (a lower bound on) the j-th largest bound, q x j >= k.
+ * q = ceil(2k / g) puts j near g / 2, away from the lowest bounds (a numpy simulation of 2^20
+ * normal and uniform f32 over 264 blocks: ~1.1k candidates for k <= 64, ~2.5k at k = 1024; with
+ * the least bound, j = g, 1.5k and 2-4.3k). Off (q = j = 0) above the k limit, where no q <= 256
+ * fits, or where ~2.5k candidates would not fit the rank finish over g blocks (f32 1 x 131072,
+ * k = 1024, 64 blocks: the last block's radix finish ran, 1.04-1.12x the radix start's time).
+ */
+static void res_delegates(int64_t k, int64_t g, unsigned* q, unsigned* j) {
+  *q = *j = 0;
+  const int64_t forced = env_res_del_kmax();
+  const int64_t kmax = forced >= 0 ? forced : AIR_RES_DEL_MAX_K;
+  if (k > kmax || g > AIR_RES_DEL_MAX_BLOCKS) return;
+  int64_t qq = (2 * k + g - 1) / g;
+  if (qq > AIR_RES_DEL_MAX_Q) qq = AIR_RES_DEL_MAX_Q;
+  int64_t jj = (k + qq - 1) / qq;
+  if (jj > g) {
+    qq = (k + g - 1) / g;
+    jj = (k + qq - 1) / qq;
+  }
+  if (qq > AIR_RES_DEL_MAX_Q || jj > g || !air_res_rank_fits((unsigned)(5 * k / 2 + 64), (unsigned)g)) return;
+  *q = (unsigned)qq;
+  *j = (unsigned)jj;
+}
+
+/* RESIDENT's blocks per row: as many as give each thread about TOPK_AIR_RES_VECS vectors, at most
+ * the resident blocks shared by the rows, at least what holds the row (res_fits checked that
+ * those fit). The same figure for the path choice and the launch. */
+static int64_t res_grid(topk_dtype dt, int64_t n, int64_t batch, int es, const topk_device_info* dev) {
+  const int occ = res_occupancy(dt, dev);
+  const int sms = dev && dev->sm_count > 0 ? dev->sm_count : 1;
+  const int64_t nv = n / (16 / es);
+  const int64_t per = (int64_t)env_res_vecs() * AIR_RES_THREADS;
+  int64_t g = (nv + per - 1) / per;
+  if (g > (int64_t)sms * occ / batch) g = (int64_t)sms * occ / batch;
+  if (g > AIR_RES_MAX_BLOCKS) g = AIR_RES_MAX_BLOCKS;
+  const int64_t gmin = res_min_blocks(n, es);
+  return g < gmin ? gmin : g;
+}
+
 /* CLUSTER with its delegate start instead of RESIDENT, where both fit: k <= 64 (and the start
  * on). Measured (topk bench, both forced, same run, docs/perf-notes.md v0.21; 1-4 rows of
  * 128256..262144, f32 and bf16, normal and uniform): k = 8 and 50 at 0.51-0.97x RESIDENT's time;
- * k = 128 0.64-1.12x (f32 normal 1 x 262144: 1.12x; bf16 uniform 262144: 1.07-1.09x), so not there. */
+ * k = 128 0.64-1.12x (f32 normal 1 x 262144: 1.12x; bf16 uniform 262144: 1.07-1.09x), so not there.
+ * Since RESIDENT's delegate start (session 27, docs/perf-notes.md v0.27; topk bench and LLM graph
+ * replay, both forced, same run): CLUSTER wherever RESIDENT would run without the start (f32 1 x
+ * 128256 / 151936, k = 1024, graph replay: 18.5 / 16.2 against 24.1 / 22.7 us; 1 x 131072 topk
+ * bench 0.79x; bf16 1 x 262144, k = 1024: 0.71-0.89x), and RESIDENT for one f32 row of >= 2^18
+ * with k <= 64 (1 x 262144, k = 50: 11.2 against 12.4 us graph replay, 0.90-0.92x topk bench). */
 static const int64_t AIR_CLUSTER_OVER_RES_K = 64;
-static int cluster_over_resident(const topk_problem* p) {
+static int cluster_over_resident(const topk_problem* p, const topk_device_info* dev, int es) {
+  unsigned q, j;
+  res_delegates(p->k, res_grid(p->dtype, p->n, p->batch, es, dev), &q, &j);
+  if (q == 0) return 1;
+  if (es == 4 && p->batch == 1 && p->n >= AIR_RES_LONG_N) return 0;
   return p->k <= AIR_CLUSTER_OVER_RES_K && p->k <= env_cluster_del_kmax();
 }
 
@@ -577,7 +637,7 @@ static int choose_path(const topk_problem* p, const topk_device_info* dev, int e
       p->k <= AIR_ONE_CLUSTER_MAX_K && p->n * es >= AIR_ONE_CLUSTER_MIN_BYTES && avg <= AIR_STAGE_BYTES / es)
     return PATH_CLUSTER;
   if (avg <= AIR_STAGE_BYTES / es) return PATH_ONE;
-  if (fits_resident && res_by_default(p, es) && !(fits_cluster && cluster_over_resident(p))) return PATH_RESIDENT;
+  if (fits_resident && res_by_default(p, es) && !(fits_cluster && cluster_over_resident(p, dev, es))) return PATH_RESIDENT;
   /* 16-bit keys: ROWS only beyond CLUSTER, or read once from AIR_ROWS_16_MIN_N */
   const int streams = rows_stream_fits(p, es, env_rows_first_bits());
   const int rows_ok =
@@ -955,59 +1015,13 @@ static topk_status launch_rows(const air_layout* L, air_params P, int64_t batch,
   return TOPK_SUCCESS;
 }
 
-/* TOPK_AIR_RES_DELEGATES=0|K: RESIDENT's delegate start off, or for k <= K at every key width
- * (measurement, tests); -1 where unset or not a count */
-static int64_t env_res_del_kmax(void) {
-  const char* s = getenv("TOPK_AIR_RES_DELEGATES");
-  if (!s || !*s) return -1;
-  char* end = NULL;
-  const long long v = strtoll(s, &end, 10);
-  return end && *end == '\0' && v >= 0 ? (int64_t)v : -1;
-}
-
 /*
- * RESIDENT's delegate start for k results over g blocks a row: each block vouches for q keys
- * >= its bound, and the threshold is (a lower bound on) the j-th largest bound, q x j >= k.
- * q = ceil(2k / g) puts j near g / 2, away from the lowest bounds (a numpy simulation of 2^20
- * normal and uniform f32 over 264 blocks: ~1.1k candidates for k <= 64, ~2.5k at k = 1024; with
- * the least bound, j = g, 1.5k and 2-4.3k). Off (q = j = 0) above the k limit, where no q <= 256
- * fits, or where ~2.5k candidates would not fit the rank finish over g blocks (f32 1 x 131072,
- * k = 1024, 64 blocks: the last block's radix finish ran, 1.04-1.12x the radix start's time).
- */
-static void res_delegates(int64_t k, int64_t g, unsigned* q, unsigned* j) {
-  *q = *j = 0;
-  const int64_t forced = env_res_del_kmax();
-  const int64_t kmax = forced >= 0 ? forced : AIR_RES_DEL_MAX_K;
-  if (k > kmax || g > AIR_RES_DEL_MAX_BLOCKS) return;
-  int64_t qq = (2 * k + g - 1) / g;
-  if (qq > AIR_RES_DEL_MAX_Q) qq = AIR_RES_DEL_MAX_Q;
-  int64_t jj = (k + qq - 1) / qq;
-  if (jj > g) {
-    qq = (k + g - 1) / g;
-    jj = (k + qq - 1) / qq;
-  }
-  if (qq > AIR_RES_DEL_MAX_Q || jj > g || !air_res_rank_fits((unsigned)(5 * k / 2 + 64), (unsigned)g)) return;
-  *q = (unsigned)qq;
-  *j = (unsigned)jj;
-}
-
-/*
- * RESIDENT: one cooperative launch, G blocks per row: as many as give each thread about
- * TOPK_AIR_RES_VECS vectors, at most the resident blocks shared by the rows, at least
- * what holds the row (the plan checked that those fit at one block per SM).
+ * RESIDENT: one cooperative launch, res_grid's G blocks per row.
  */
 template <topk_dtype DT>
 static topk_status launch_resident(const air_layout* L, air_params P, int64_t batch, char* base,
                                    const topk_device_info* dev, cudaStream_t stream) {
-  const int occ = res_occupancy(DT, dev);
-  const int sms = dev && dev->sm_count > 0 ? dev->sm_count : 1;
-  const int64_t v = 16 / L->es, nv = P.n / v;
-  const int64_t per = (int64_t)env_res_vecs() * AIR_RES_THREADS;
-  int64_t g = (nv + per - 1) / per;
-  if (g > (int64_t)sms * occ / batch) g = (int64_t)sms * occ / batch;
-  if (g > AIR_RES_MAX_BLOCKS) g = AIR_RES_MAX_BLOCKS;
-  const int64_t gmin = res_min_blocks(P.n, L->es);
-  if (g < gmin) g = gmin;
+  const int64_t g = res_grid(DT, P.n, batch, L->es, dev);
   air_res_desc D;
   D.hist = (unsigned*)(base + L->res_hist);
   D.ctrl = (air_res_row*)(base + L->res_ctrl);

@@ -21,8 +21,9 @@
  *              blocks of 256 threads x 8 vectors fit the GPU at one block per SM; taken
  *              by default only where measured faster on normal and uniform rows
  *              (res_by_default: 1-2 long rows, 1-4 for 16-bit keys and k <= 64, 1-2 rows
- *              where the delegate start serves; not where CLUSTER fits with k <= 64:
- *              cluster_over_resident), forced with TOPK_AIR_PATH=resident: one
+ *              where the delegate start serves; not where CLUSTER fits with k <= 64, one
+ *              f32 row of >= 2^18 aside, nor where CLUSTER fits and the delegate start
+ *              would not run: cluster_over_resident), forced with TOPK_AIR_PATH=resident: one
  *              cooperative launch, each row spread over many blocks that hold it in
  *              registers (air_resident_kernels.cuh). For k <= 1024 a delegate start
  *              first: a threshold from the blocks' thread maxima, every key >= it a

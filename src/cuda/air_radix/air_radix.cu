@@ -123,7 +123,8 @@
  * TOPK_AIR_RES_VECS (RESIDENT 16-byte vectors a thread aims for, 1..8, default 2),
  * TOPK_AIR_RES_STAMPS=1 (RESIDENT: the finishing block printf's its phase times),
  * TOPK_AIR_RES_RANK=0 (RESIDENT: always the last block's radix finish, never the rank finish),
- * TOPK_AIR_RES_DELEGATES=0|K (RESIDENT's delegate start off, or for k <= K at every key width),
+ * TOPK_AIR_RES_DELEGATES=0|K (RESIDENT's delegate start off, or for k <= K at every key width;
+ * where it is off and CLUSTER fits, AUTO's path choice takes CLUSTER: cluster_over_resident),
  * TOPK_AIR_ROWS_CAP (ROWS candidate buffer entries, 1..16384; default 4096, 2048 for
  * 64-bit keys, or what the one-read start needs), TOPK_AIR_ROWS_FIRST_BITS (ROWS first
  * digit, 8..13, default 11), TOPK_AIR_ROWS_STREAM=0 (ROWS without its one-read start; the

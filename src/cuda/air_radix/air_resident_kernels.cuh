@@ -603,8 +603,9 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
   bool passes = true; /* false: the delegate start found the k-th key; the tie path ends it */
 
   if (D.del_q) {
-    /* The delegate start: a threshold from thread maxima, every key >= it a candidate, and
-     * the rank finish; no radix pass unless the candidates overflow (air_res_delegate_thr). */
+    /* The delegate start: a threshold from thread maxima (air_res_block_bound,
+     * air_res_jth_largest), every key >= it a candidate, and the rank finish; no radix pass
+     * unless the candidates overflow. */
     unsigned dmax = 0; /* rank key 0 is the least: a thread without elements counts as 0 */
     AIR_RES_FOR_HELD(raw, idx, {
       const unsigned key = (unsigned)topk_to_rank_key<DT>(raw, sm);

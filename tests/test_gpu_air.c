@@ -141,10 +141,15 @@ TEST(sanitizer_small) {
   RUN(.dtype = TOPK_BF16, .batch = 3, .n = 9001, .k = 300, .ld = 9003, .flags = TOPK_SORTED,
       .gen = {.dist = GEN_ZIPF}, .path = "rows", .rows_cap = "64");
   /* the resident path: one pass and the finish (normal); the tie path over blocks (all equal,
-   * a misaligned stride: heads and tails); one block with a head and a tail; sorted */
+   * a misaligned stride: heads and tails; after the delegate start and after the passes); one
+   * block with a head and a tail; sorted */
   RUN(.dtype = TOPK_F32, .batch = 2, .n = 40000, .k = 100, .gen = {.dist = GEN_NORMAL}, .path = "resident");
   RUN(.dtype = TOPK_BF16, .batch = 2, .n = 30001, .k = 500, .ld = 30003, .gen = {.dist = GEN_ALL_EQUAL},
       .path = "resident");
+  RUN(.dtype = TOPK_BF16, .batch = 2, .n = 30001, .k = 500, .ld = 30003, .gen = {.dist = GEN_ALL_EQUAL},
+      .path = "resident", .res_del = "0");
+  /* block bounds from the warps' top two thread maxima (20 blocks, k = 70: 7 a block) */
+  RUN(.dtype = TOPK_F32, .batch = 2, .n = 40000, .k = 70, .gen = {.dist = GEN_NORMAL}, .path = "resident");
   RUN(.dtype = TOPK_F16, .batch = 2, .n = 5001, .k = 70, .ld = 5003, .flags = TOPK_SORTED,
       .gen = {.dist = GEN_ZIPF}, .path = "resident", .res_vecs = "8");
   /* the copy path (k = n, unsorted, no path forced): a row stride, NaN and inf */
@@ -304,7 +309,27 @@ TEST(resident_path) {
           .gen = {.dist = GEN_UNIFORM}, .path = "resident");
       RUN(.dtype = TOPK_F16, .batch = 1, .n = (int64_t)1 << 20, .k = kd[ki], .flags = flags,
           .gen = {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 8}, .path = "resident");
+      /* 16 values, misaligned rows (head and tail scalars): the ties of several blocks taken in
+       * index order; both directions */
+      RUN(.dtype = TOPK_BF16, .batch = 2, .n = ((int64_t)1 << 20) + 3, .k = kd[ki], .ld = ((int64_t)1 << 20) + 5,
+          .flags = flags | (ki == 1 ? TOPK_SMALLEST : 0u), .gen = {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 12},
+          .path = "resident");
     }
+  }
+  /* the tie path after the radix passes (no delegate start): all-equal rows over many blocks,
+   * with a head and a tail */
+  RUN(.dtype = TOPK_F32, .batch = 1, .n = ((int64_t)1 << 20) + 3, .k = 1000, .ld = ((int64_t)1 << 20) + 5,
+      .gen = {.dist = GEN_ALL_EQUAL}, .path = "resident", .res_del = "0");
+  RUN(.dtype = TOPK_BF16, .batch = 2, .n = 300001, .k = 5000, .flags = TOPK_SMALLEST,
+      .gen = {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 12}, .path = "resident", .res_del = "0");
+  /* block bounds from each warp's top two thread maxima (q = 5..8) and by bisection (q > 8) */
+  for (int g = 0; g < 3; ++g) {
+    static const gen_dist gq[] = {GEN_NORMAL, GEN_UNIFORM, GEN_RADIX_ADVERSARIAL};
+    RUN(.dtype = TOPK_BF16, .batch = 1, .n = (int64_t)1 << 20, .k = 1000, .gen = {.dist = gq[g]}, .path = "resident");
+    RUN(.dtype = TOPK_F32, .batch = 1, .n = 300001, .k = 1024, .gen = {.dist = gq[g]}, .path = "resident",
+        .res_del = "1024");
+    RUN(.dtype = TOPK_F32, .batch = 1, .n = 1 << 19, .k = 700, .gen = {.dist = gq[g]}, .path = "resident",
+        .res_del = "1024");
   }
   /* index types; k = n, which the path leaves to the copy (forced, it falls back) */
   RUN(.dtype = TOPK_F32, .batch = 2, .n = 50000, .k = 64, .index_type = TOPK_INDEX_I64,

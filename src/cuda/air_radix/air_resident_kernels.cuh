@@ -28,9 +28,10 @@
  *      blocks rank them (air_res_rank_finish), or the last block finishes them by radix
  *      (air_res_finish). Over AIR_RES_CAP candidates (heavy ties, few distinct values):
  *      with fewer than k keys > thr, thr is the k-th key, the keys > thr are results and
- *      the tie path (step 4) takes the lowest-indexed rest of the keys == thr; with k..CAP
- *      keys > thr, those are the candidates (one more row barrier). Else the passes below
- *      run as if the start had not been made.
+ *      the lowest-indexed rest of the keys == thr follow (air_res_take_ties, with the
+ *      blocks' counts of keys == thr published at the second barrier); with k..CAP keys >
+ *      thr, those are the candidates (one more row barrier). Else the passes below run as
+ *      if the start had not been made.
  *   1. Pass q (digits of 11 bits from the top; 32-bit keys 11+11+10, 16-bit 11+5):
  *      shared histogram of the digit of every element still matching the prefix,
  *      merged into the row's histogram q with atomics; a per-row barrier; every block
@@ -68,7 +69,7 @@ enum {
   AIR_RES_RANK_ITERS = 384,      /* rank finish: compares a thread at most (8 in flight: ~1.5 us) */
   AIR_RES_DEL_MAX_BLOCKS = 512,  /* the delegate start's blocks per row at most (16 bounds a lane in
                                   * air_res_jth_largest; 32 cost the kernel registers) */
-  AIR_RES_DEL_WARP_Q = 4         /* a block's bound from its 8 warp maxima for q up to this */
+  AIR_RES_DEL_WARP_Q = 8         /* a block's bound from its warps' top thread maxima for q up to this */
 };
 
 /* Per-row counters, zeroed by the kernel before its grid-wide sync. */
@@ -89,13 +90,17 @@ struct air_res_desc {
   air_res_row* ctrl;     /* [rows] */
   void* cand_raw;        /* [rows][AIR_RES_CAP] raw elements */
   unsigned* cand_idx;    /* [rows][AIR_RES_CAP] */
-  unsigned* blk_cnt;     /* [rows][AIR_RES_MAX_BLOCKS]: the tie path's per-block counts */
+  unsigned* blk_cnt;     /* [rows][AIR_RES_MAX_BLOCKS]: per-block words. The delegate start: bounds in
+                          * [0, G), counts of keys == thr from AIR_RES_DEL_MAX_BLOCKS on; the
+                          * tie path after the passes: counts in [0, G) */
   int stamps;            /* TOPK_AIR_RES_STAMPS=1: the finishing block printf's its phase times (measurement) */
   int rank;              /* the rank finish where it fits (TOPK_AIR_RES_RANK=0: never; measurement, tests) */
   unsigned del_q, del_j; /* the delegate start (0: off): each block vouches for del_q keys >= its
                           * bound, the threshold is a lower bound on the del_j-th largest bound
                           * (del_q x del_j >= k) */
 };
+
+static_assert(2 * AIR_RES_DEL_MAX_BLOCKS <= AIR_RES_MAX_BLOCKS, "the start's two per-block arrays fit blk_cnt");
 
 #define AIR_RES_STAMP(i) \
   if (D.stamps && threadIdx.x == 0) ts[i] = air_now()
@@ -343,53 +348,118 @@ __device__ void air_res_rank_finish(const air_params& P, const air_res_desc& D, 
 }
 
 /*
- * Writes the lowest-indexed `take` of the elements whose full key equals the prefix
- * (the tie path), in index order: the head scalar (block 0), the vector rounds, the
- * tail scalar (block G-1); results from slot `slot0`.
+ * The tie path's take: of the elements whose key is key_full, the row's r lowest-indexed go to
+ * slots slot0 + (their rank in index order). `before_cnt` holds the tie counts of the row's
+ * blocks, of which those of blocks 0 .. b-1 (which hold the lower indices) are summed here.
+ * With emit_gt, keys > key_full are written too, from slot gt_slot on (the delegate start's
+ * tie path, whose keys above its threshold are results). One pass over the held elements and
+ * one block barrier: a thread's ties are counted per index-order round (the head scalar, the
+ * AIR_RES_VECS vector rounds, the tail scalar) in 16-bit fields, two rounds a word, which one
+ * warp scan and the warps' totals turn into ranks (was: a block scan a round and a pass a
+ * round, docs/perf-notes.md v0.28). s_tmp needs AIR_WARPS x 6 words.
  */
 template <topk_dtype DT>
-__device__ void air_res_take_in_order(const air_params& P, int64_t row, const uint4 (&w)[AIR_RES_VECS], int nvt,
-                                      typename topk_dtype_traits<DT>::raw_t sraw, bool has_s, bool s_first,
-                                      int64_t v0idx, int64_t sidx, unsigned key_full, unsigned take, unsigned slot0,
-                                      unsigned* s_warp) {
+__device__ void air_res_take_ties(const air_params& P, int64_t row, const uint4 (&w)[AIR_RES_VECS], int nvt,
+                                  typename topk_dtype_traits<DT>::raw_t sraw, bool has_s, bool s_first, int64_t v0idx,
+                                  int64_t sidx, unsigned key_full, unsigned r, unsigned slot0,
+                                  const unsigned* before_cnt, unsigned b, bool emit_gt, unsigned gt_slot,
+                                  unsigned* s_tmp) {
   typedef typename topk_dtype_traits<DT>::raw_t RawT;
+  typedef typename topk_dtype_traits<DT>::key_t KeyT;
   constexpr int V = 16 / (int)sizeof(RawT);
+  constexpr int NR = AIR_RES_VECS + 2; /* rounds in index order: head scalar, vectors, tail scalar */
+  constexpr int NW = NR / 2;           /* words of two 16-bit counts (<= 8 x 32 a warp, 2048 a block) */
+  static_assert(V * AIR_RES_VECS <= 64 && NR % 2 == 0, "a thread's tie flags fit one 64-bit word");
   const bool sm = P.smallest != 0;
-  unsigned done = 0; /* the same in every thread */
-  for (int round = -1; round <= AIR_RES_VECS; ++round) {
-    if (done >= take) return; /* the same in every thread */
-    const bool scalar = round < 0 || round == AIR_RES_VECS;
-    /* a thread's scalar counts in the head round or the tail round, by its index */
-    const bool mine_s = has_s && (round < 0) == s_first;
-    unsigned flags = 0, cnt = 0;
-    RawT raws[V];
+  const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  /* ties of the rounds before this block's */
+  unsigned before = 0;
+  for (unsigned i = threadIdx.x; i < b; i += AIR_RES_THREADS) before += __ldcg(before_cnt + i);
+  before = __reduce_add_sync(0xffffffffu, before);
+  /* flags: bit j x V + e for element e of vector round j; sf for the scalar */
+  unsigned long long fl = 0;
+  bool sf = false;
 #pragma unroll
-    for (int e = 0; e < V; ++e) {
-      raws[e] = 0;
-      if (scalar) {
-        if (e == 0 && mine_s) raws[e] = sraw;
-        if (e == 0 && mine_s && (unsigned)topk_to_rank_key<DT>(sraw, sm) == key_full) flags |= 1u;
-      } else {
+  for (int j = 0; j < AIR_RES_VECS; ++j) {
+    if (j < nvt) {
 #pragma unroll
-        for (int j = 0; j < AIR_RES_VECS; ++j)
-          if (j == round && j < nvt) raws[e] = air_res_lane<RawT>(w[j], e);
-        if (round < nvt && (unsigned)topk_to_rank_key<DT>(raws[e], sm) == key_full) flags |= 1u << e;
+      for (int e = 0; e < V; ++e) {
+        const RawT raw = air_res_lane<RawT>(w[j], e);
+        const unsigned key = (unsigned)topk_to_rank_key<DT>(raw, sm);
+        if (key == key_full) fl |= 1ull << (j * V + e);
+        else if (emit_gt && key > key_full)
+          air_emit(P, row, gt_slot++, raw, (KeyT)key, (unsigned)(v0idx + (int64_t)j * AIR_RES_THREADS * V + e));
       }
     }
-    cnt = __popc(flags);
-    unsigned total;
-    const unsigned before = air_block_excl_scan<unsigned>(cnt, s_warp, &total);
-    unsigned rank = done + before;
+  }
+  if (has_s) {
+    const unsigned key = (unsigned)topk_to_rank_key<DT>(sraw, sm);
+    sf = key == key_full;
+    if (emit_gt && key > key_full) air_emit(P, row, gt_slot, sraw, (KeyT)key, (unsigned)sidx);
+  }
+  /* per-round counts, packed; round 0 is the head scalar, NR - 1 the tail scalar */
+  unsigned excl[NW]; /* the lanes before this one in the warp, per round */
 #pragma unroll
-    for (int e = 0; e < V; ++e) {
-      if (!(flags >> e & 1u)) continue;
-      if (rank < take) {
-        const int64_t idx = scalar ? sidx : v0idx + (int64_t)round * AIR_RES_THREADS * V + e;
-        air_emit(P, row, slot0 + rank, raws[e], topk_to_rank_key<DT>(raws[e], sm), (unsigned)idx);
-      }
-      ++rank;
+  for (int i = 0; i < NW; ++i) {
+    unsigned c2[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int rd = 2 * i + h;
+      c2[h] = rd == 0 ? (unsigned)(sf && s_first)
+              : rd == NR - 1 ? (unsigned)(sf && !s_first)
+                             : (unsigned)__popcll((fl >> ((rd - 1) * V)) & ((1ull << V) - 1ull));
     }
-    done += total;
+    const unsigned cw = c2[0] | c2[1] << 16;
+    const unsigned incl = air_warp_incl_sum(cw);
+    excl[i] = incl - cw;
+    if (lane == 31) s_tmp[warp * NW + i] = incl;
+  }
+  if (lane == 0) s_tmp[AIR_WARPS * NW + warp] = before;
+  __syncthreads();
+  before = 0;
+#pragma unroll
+  for (int u = 0; u < AIR_WARPS; ++u) before += s_tmp[AIR_WARPS * NW + u];
+  if (before >= r) return; /* the same in every thread */
+  /* Round by round in index order: the rank of the thread's first tie in a round is the ties of
+   * the earlier rounds of the row, then those of earlier warps and earlier lanes in this round. */
+  unsigned run = before;
+#pragma unroll
+  for (int i = 0; i < NW; ++i) {
+    unsigned wb = 0, tot = 0;
+#pragma unroll
+    for (int u = 0; u < AIR_WARPS; ++u) {
+      const unsigned x = s_tmp[u * NW + i];
+      wb += (unsigned)u < warp ? x : 0u;
+      tot += x;
+    }
+    const unsigned mine = wb + excl[i];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int rd = 2 * i + h;
+      unsigned rk = run + (h ? mine >> 16 : mine & 0xffffu);
+      run += h ? tot >> 16 : tot & 0xffffu;
+      if (rd == 0 || rd == NR - 1) {
+        if (sf && s_first == (rd == 0) && rk < r)
+          air_emit(P, row, slot0 + rk, sraw, topk_to_rank_key<DT>(sraw, sm), (unsigned)sidx);
+        continue;
+      }
+      const int j = rd - 1;
+      unsigned m = (unsigned)((fl >> (j * V)) & ((1ull << V) - 1ull));
+      while (m && rk < r) {
+        const int e = __ffs(m) - 1;
+        m &= m - 1;
+        RawT raw;
+        if constexpr (sizeof(RawT) == 4) {
+          raw = (RawT)(e == 0 ? w[j].x : e == 1 ? w[j].y : e == 2 ? w[j].z : w[j].w);
+        } else {
+          const unsigned word = (e >> 1) == 0 ? w[j].x : (e >> 1) == 1 ? w[j].y : (e >> 1) == 2 ? w[j].z : w[j].w;
+          raw = (RawT)((e & 1) ? word >> 16 : word & 0xffffu);
+        }
+        air_emit(P, row, slot0 + rk, raw, topk_to_rank_key<DT>(raw, sm),
+                 (unsigned)(v0idx + (int64_t)j * AIR_RES_THREADS * V + e));
+        ++rk;
+      }
+    }
   }
 }
 
@@ -452,31 +522,43 @@ __device__ __forceinline__ unsigned air_res_warp_jth_load(const unsigned* p, uns
 /*
  * The delegate start's bound for one block: thr_b such that at least q (<= AIR_RES_THREADS)
  * of the block's elements, maxima of distinct threads, are >= thr_b. q = 1: the block's
- * largest key (warp maxima by REDUX). q <= AIR_RES_DEL_WARP_Q: the q-th largest of the 8 warp
- * maxima (close to the q-th largest thread maximum where q is well below 8). Else warp 0's
- * bound on the q-th largest of all 256 thread maxima (air_res_warp_jth). A thread without
- * elements holds 0, the least rank key: where fewer than q threads hold elements the bound
- * can be 0, which takes every element. Thread 0 writes it to *out; s_tmp needs
+ * largest key (warp maxima by REDUX). q <= AIR_RES_DEL_WARP_Q: the q-th largest of the warps'
+ * largest thread maxima (each warp's top one for q <= 4, its top two for q <= 8: close to the
+ * q-th largest of all 256 where few warps hold more of those than they give), ranked by warp 0
+ * in one step. Else warp 0's bound on the q-th largest of all 256 thread maxima
+ * (air_res_warp_jth: ~15 bisection steps at q = 8, 2 us, docs/perf-notes.md v0.28). A thread
+ * without elements holds 0, the least rank key: where fewer than q threads hold elements the
+ * bound can be 0, which takes every element. One thread writes it to *out; s_tmp needs
  * AIR_RES_THREADS words. Every thread must call it.
  */
 __device__ __forceinline__ void air_res_block_bound(unsigned dmax, unsigned q, unsigned* s_tmp, unsigned* out) {
   const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   if (q <= AIR_RES_DEL_WARP_Q) {
-    const unsigned wv = __reduce_max_sync(0xffffffffu, dmax);
-    if (lane == 0) s_tmp[warp] = wv;
+    const bool two = q > AIR_RES_DEL_WARP_Q / 2;
+    const unsigned m1 = __reduce_max_sync(0xffffffffu, dmax);
+    unsigned m2 = 0;
+    if (two) { /* the largest of the other lanes: a second thread's maximum */
+      const int first = __ffs(__ballot_sync(0xffffffffu, dmax == m1)) - 1;
+      m2 = __reduce_max_sync(0xffffffffu, (int)lane == first ? 0u : dmax);
+    }
+    if (lane == 0) {
+      s_tmp[warp] = m1;
+      s_tmp[AIR_WARPS + warp] = m2;
+    }
     __syncthreads();
-    if (threadIdx.x == 0) {
-      unsigned v[AIR_WARPS], best = 0;
+    if (warp == 0) {
+      const unsigned nv = two ? 2 * AIR_WARPS : AIR_WARPS; /* values from distinct threads */
+      const unsigned v = lane < nv ? s_tmp[lane] : 0u;
+      unsigned above = 0; /* values ranked before this lane's: larger, or equal and lower */
 #pragma unroll
-      for (int w = 0; w < AIR_WARPS; ++w) v[w] = s_tmp[w];
-#pragma unroll
-      for (int w = 0; w < AIR_WARPS; ++w) {
-        unsigned above = 0; /* warps ranked before w: larger, or equal and lower */
-#pragma unroll
-        for (int u = 0; u < AIR_WARPS; ++u) above += v[u] > v[w] || (v[u] == v[w] && u < w);
-        if (above == q - 1) best = v[w];
+      for (unsigned u = 0; u < 2 * AIR_WARPS; ++u) {
+        if (u < nv) {
+          const unsigned x = s_tmp[u];
+          above += x > v || (x == v && u < lane);
+        }
       }
-      *out = best;
+      /* ranks are distinct, so exactly one lane holds the q-th largest (q <= nv) */
+      if (lane < nv && above == q - 1) *out = v;
     }
     return;
   }
@@ -532,13 +614,14 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
   typedef typename topk_dtype_traits<DT>::raw_t RawT;
   constexpr int KB = topk_dtype_traits<DT>::bits;
   constexpr int V = 16 / (int)sizeof(RawT);
-  unsigned long long ts[9]; /* written and read only with D.stamps */
+  unsigned long long ts[11]; /* written and read only with D.stamps */
   AIR_RES_STAMP(0);
   constexpr int NPASS = (KB + AIR_RES_DIGIT - 1) / AIR_RES_DIGIT;
   __shared__ unsigned s_hist[AIR_RES_BINS];
   __shared__ unsigned s_warp[AIR_WARPS];
   __shared__ air_choice<unsigned> s_choice;
   __shared__ unsigned s_flag;
+  __shared__ unsigned s_eq; /* the delegate start: the block's keys equal to its threshold */
   __shared__ unsigned long long s_fin[AIR_RES_CAP]; /* the finish's candidates */
 
   const int64_t n = P.n, k = P.k; /* 1 <= k < n < 2^31 (the host's res_fits) */
@@ -592,6 +675,7 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
       D.ctrl[i].gslots = 0;
     }
   }
+  if (threadIdx.x == 0) s_eq = 0;
   AIR_RES_STAMP(1);
   cooperative_groups::this_grid().sync();
   AIR_RES_STAMP(2);
@@ -600,7 +684,6 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
   const bool sm = P.smallest != 0;
   unsigned prefix = 0, r = (unsigned)k, barriers = 0;
   int level = 0;
-  bool passes = true; /* false: the delegate start found the k-th key; the tie path ends it */
 
   if (D.del_q) {
     /* The delegate start: a threshold from thread maxima (air_res_block_bound,
@@ -626,6 +709,11 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
       n_gt += key > thr;
     })
     unsigned cs = (unsigned)air_res_warp_slots((unsigned long long)n_gt << 32 | n_ge, &ctrl->dslots);
+    {
+      /* the block's keys == thr, published with the barrier below: the tie path needs no more */
+      const unsigned eq_w = __reduce_add_sync(0xffffffffu, n_ge - n_gt);
+      if ((threadIdx.x & 31) == 0 && eq_w) atomicAdd(&s_eq, eq_w);
+    }
     AIR_RES_STAMP(6);
     {
       RawT* craw = (RawT*)D.cand_raw + row * AIR_RES_CAP;
@@ -637,6 +725,9 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
         }
       })
     }
+    unsigned* eq_cnt = D.blk_cnt + row * AIR_RES_MAX_BLOCKS + AIR_RES_DEL_MAX_BLOCKS;
+    __syncthreads(); /* every warp's s_eq atomic before thread 0 reads it */
+    if (threadIdx.x == 0) eq_cnt[b] = s_eq;
     air_res_row_barrier(&ctrl->arrive, G * ++barriers);
     AIR_RES_STAMP(7);
     /* every block arrived after its slot atomics: the same count in all of them */
@@ -677,20 +768,21 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
     if (c_gt < (unsigned)k) {
       /* Too many keys >= thr, but fewer than k above it: thr is the k-th key, shared by many
        * (few distinct values: bf16 uniform rows, radix-adversarial 16-bit rows, all equal).
-       * Every key > thr is a result; the lowest-indexed k - c_gt keys == thr follow by the tie
-       * path below, as after the radix passes. */
-      unsigned os = (unsigned)air_res_warp_slots((unsigned long long)n_gt, &ctrl->slots);
-      AIR_RES_FOR_HELD(raw, idx, {
-        const unsigned key = (unsigned)topk_to_rank_key<DT>(raw, sm);
-        if (key > thr) air_emit(P, row, os++, raw, (typename topk_dtype_traits<DT>::key_t)key, idx);
-      })
-      prefix = thr;
-      r = (unsigned)k - c_gt;
-      passes = false;
+       * Every key > thr is a result, and so are the lowest-indexed k - c_gt keys == thr: the
+       * blocks' counts of those came with the barrier above, so no other barrier is needed. */
+      const unsigned os = (unsigned)air_res_warp_slots((unsigned long long)n_gt, &ctrl->slots);
+      air_res_take_ties<DT>(P, row, w, nvt, sraw, has_s, s_first, v0idx, sidx, thr, (unsigned)k - c_gt, c_gt, eq_cnt, b,
+                            true, os, s_hist);
+      if (D.stamps) {
+        __syncthreads();
+        AIR_RES_STAMP(8);
+        if (threadIdx.x == 0 && b == 0) air_res_print(ts, 8, n, k, G, gridDim.y);
+      }
+      return;
     }
     /* else thr is far too low (few blocks could vouch for their share): the radix passes */
   }
-  for (int q = 0; passes && q < NPASS; ++q) {
+  for (int q = 0; q < NPASS; ++q) {
     const int width = KB - level < AIR_RES_DIGIT ? KB - level : AIR_RES_DIGIT;
     const int nbins = 1 << width;
     for (int i = threadIdx.x; i < nbins; i += AIR_RES_THREADS) s_hist[i] = 0;
@@ -795,9 +887,10 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
   }
 #undef AIR_RES_MATCH
 
-  /* 4. Every key bit known and more than CAP elements share the k-th key (level == KB, or
-   * the delegate start's thr): the lowest-indexed r of them. Blocks hold ascending index ranges, so a block takes
-   * what the blocks before it leave. */
+  /* 4. Every key bit known and more than CAP elements share the k-th key: the lowest-indexed
+   * r of them. Blocks hold ascending index ranges, so a block takes what the blocks before it
+   * leave: each publishes its count, and after a row barrier takes its share. */
+  AIR_RES_STAMP(8);
   unsigned m = 0;
   AIR_RES_FOR_HELD(raw, idx, { m += (unsigned)topk_to_rank_key<DT>(raw, sm) == prefix; })
   unsigned total;
@@ -805,13 +898,14 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
   unsigned* cnts = D.blk_cnt + row * AIR_RES_MAX_BLOCKS;
   if (threadIdx.x == 0) cnts[b] = total;
   air_res_row_barrier(&ctrl->arrive, G * ++barriers);
-  unsigned before = 0;
-  for (unsigned i = threadIdx.x; i < b; i += AIR_RES_THREADS) before += __ldcg(cnts + i);
-  unsigned all_before;
-  (void)air_block_excl_scan<unsigned>(before, s_warp, &all_before);
-  const unsigned take = r > all_before ? (r - all_before < total ? r - all_before : total) : 0;
-  air_res_take_in_order<DT>(P, row, w, nvt, sraw, has_s, s_first, v0idx, sidx, prefix, take,
-                            (unsigned)k - r + all_before, s_warp);
+  AIR_RES_STAMP(9);
+  air_res_take_ties<DT>(P, row, w, nvt, sraw, has_s, s_first, v0idx, sidx, prefix, r, (unsigned)k - r, cnts, b,
+                        false, 0u, s_hist);
+  if (D.stamps) {
+    __syncthreads();
+    AIR_RES_STAMP(10);
+    if (threadIdx.x == 0 && b == 0) air_res_print(ts, 10, n, k, G, gridDim.y);
+  }
 }
 #undef AIR_RES_FOR_HELD
 

@@ -123,6 +123,23 @@ __device__ __forceinline__ RawT air_res_lane(const uint4& w, int e) {
   }
 }
 
+/* Whether the kernel holds its slice as rank keys: 32-bit elements are converted once after the
+ * load (five instructions an f32 element that every later pass would repeat: 1.01-1.04x on one
+ * f32 row of 2^20); 16-bit ones stay raw (as keys, 0.97-0.99x: more spills at 128 registers),
+ * docs/perf-notes.md v0.28. Results get their raw bits back from the key (topk_raw_of_key). */
+template <topk_dtype DT> __device__ __forceinline__ constexpr bool air_res_holds_keys() {
+  return sizeof(typename topk_dtype_traits<DT>::raw_t) == 4;
+}
+
+/* The rank keys of a 16-byte vector of 32-bit elements, in the same lanes. */
+template <topk_dtype DT>
+__device__ __forceinline__ uint4 air_res_keys_of(const uint4& q, bool sm) {
+  typedef typename topk_dtype_traits<DT>::raw_t RawT;
+  static_assert(sizeof(RawT) == 4, "32-bit elements");
+  return make_uint4((unsigned)topk_to_rank_key<DT>((RawT)q.x, sm), (unsigned)topk_to_rank_key<DT>((RawT)q.y, sm),
+                    (unsigned)topk_to_rank_key<DT>((RawT)q.z, sm), (unsigned)topk_to_rank_key<DT>((RawT)q.w, sm));
+}
+
 /*
  * Adds 1 to a row counter with release and acquire semantics at GPU scope, returning the
  * old value. Called by thread 0 after a block barrier: the release (cumulative through the
@@ -359,9 +376,9 @@ __device__ void air_res_rank_finish(const air_params& P, const air_res_desc& D, 
  * round, docs/perf-notes.md v0.28). s_tmp needs AIR_WARPS x 6 words.
  */
 template <topk_dtype DT>
-__device__ void air_res_take_ties(const air_params& P, int64_t row, const uint4 (&w)[AIR_RES_VECS], int nvt,
-                                  typename topk_dtype_traits<DT>::raw_t sraw, bool has_s, bool s_first, int64_t v0idx,
-                                  int64_t sidx, unsigned key_full, unsigned r, unsigned slot0,
+__device__ void air_res_take_ties(const air_params& P, int64_t row, const typename topk_dtype_traits<DT>::raw_t* in_row,
+                                  const uint4 (&w)[AIR_RES_VECS], int nvt, unsigned skey, bool has_s, bool s_first,
+                                  int64_t v0idx, int64_t sidx, unsigned key_full, unsigned r, unsigned slot0,
                                   const unsigned* before_cnt, unsigned b, bool emit_gt, unsigned gt_slot,
                                   unsigned* s_tmp) {
   typedef typename topk_dtype_traits<DT>::raw_t RawT;
@@ -384,18 +401,21 @@ __device__ void air_res_take_ties(const air_params& P, int64_t row, const uint4 
     if (j < nvt) {
 #pragma unroll
       for (int e = 0; e < V; ++e) {
-        const RawT raw = air_res_lane<RawT>(w[j], e);
-        const unsigned key = (unsigned)topk_to_rank_key<DT>(raw, sm);
-        if (key == key_full) fl |= 1ull << (j * V + e);
-        else if (emit_gt && key > key_full)
-          air_emit(P, row, gt_slot++, raw, (KeyT)key, (unsigned)(v0idx + (int64_t)j * AIR_RES_THREADS * V + e));
+        const unsigned key = air_res_holds_keys<DT>() ? (unsigned)air_res_lane<KeyT>(w[j], e)
+                                                      : (unsigned)topk_to_rank_key<DT>(air_res_lane<RawT>(w[j], e), sm);
+        if (key == key_full) {
+          fl |= 1ull << (j * V + e);
+        } else if (emit_gt && key > key_full) {
+          const unsigned idx = (unsigned)(v0idx + (int64_t)j * AIR_RES_THREADS * V + e);
+          air_emit(P, row, gt_slot++, topk_raw_of_key<DT>((KeyT)key, sm, in_row, idx), (KeyT)key, idx);
+        }
       }
     }
   }
   if (has_s) {
-    const unsigned key = (unsigned)topk_to_rank_key<DT>(sraw, sm);
-    sf = key == key_full;
-    if (emit_gt && key > key_full) air_emit(P, row, gt_slot, sraw, (KeyT)key, (unsigned)sidx);
+    sf = skey == key_full;
+    if (emit_gt && skey > key_full)
+      air_emit(P, row, gt_slot, topk_raw_of_key<DT>((KeyT)skey, sm, in_row, sidx), (KeyT)skey, (unsigned)sidx);
   }
   /* per-round counts, packed; round 0 is the head scalar, NR - 1 the tail scalar */
   unsigned excl[NW]; /* the lanes before this one in the warp, per round */
@@ -440,7 +460,7 @@ __device__ void air_res_take_ties(const air_params& P, int64_t row, const uint4 
       run += h ? tot >> 16 : tot & 0xffffu;
       if (rd == 0 || rd == NR - 1) {
         if (sf && s_first == (rd == 0) && rk < r)
-          air_emit(P, row, slot0 + rk, sraw, topk_to_rank_key<DT>(sraw, sm), (unsigned)sidx);
+          air_emit(P, row, slot0 + rk, topk_raw_of_key<DT>((KeyT)skey, sm, in_row, sidx), (KeyT)skey, (unsigned)sidx);
         continue;
       }
       const int j = rd - 1;
@@ -448,15 +468,15 @@ __device__ void air_res_take_ties(const air_params& P, int64_t row, const uint4 
       while (m && rk < r) {
         const int e = __ffs(m) - 1;
         m &= m - 1;
-        RawT raw;
-        if constexpr (sizeof(RawT) == 4) {
-          raw = (RawT)(e == 0 ? w[j].x : e == 1 ? w[j].y : e == 2 ? w[j].z : w[j].w);
+        KeyT key; /* e is not a constant here: selects, not an indexed array (local memory) */
+        if constexpr (air_res_holds_keys<DT>()) {
+          key = (KeyT)(e == 0 ? w[j].x : e == 1 ? w[j].y : e == 2 ? w[j].z : w[j].w);
         } else {
           const unsigned word = (e >> 1) == 0 ? w[j].x : (e >> 1) == 1 ? w[j].y : (e >> 1) == 2 ? w[j].z : w[j].w;
-          raw = (RawT)((e & 1) ? word >> 16 : word & 0xffffu);
+          key = topk_to_rank_key<DT>((RawT)((e & 1) ? word >> 16 : word & 0xffffu), sm);
         }
-        air_emit(P, row, slot0 + rk, raw, topk_to_rank_key<DT>(raw, sm),
-                 (unsigned)(v0idx + (int64_t)j * AIR_RES_THREADS * V + e));
+        const unsigned idx = (unsigned)(v0idx + (int64_t)j * AIR_RES_THREADS * V + e);
+        air_emit(P, row, slot0 + rk, topk_raw_of_key<DT>(key, sm, in_row, idx), key, idx);
         ++rk;
       }
     }
@@ -464,59 +484,90 @@ __device__ void air_res_take_ties(const air_params& P, int64_t row, const uint4 
 }
 
 /*
- * A lower bound x on the j-th largest of m values (1 <= j <= m <= 32 x PER) with at most
- * j + j / 4 values >= x, in every lane of the one warp that calls it; lane l holds v[i] =
- * value l + 32 i, and 0 beyond m. x is built bit by bit from the top below the bits every value
- * shares, taking each bit that leaves >= j values >= x (one compare a value and a warp sum,
- * REDUX, a bit; no barrier), until <= j + j / 4 values are >= x: any x with >= j values above
- * it serves the delegate start, and every bit costs ~0.15 us (stamps: 25 bits took 4.2 us;
- * a fixed 8 bits left bounds far too low where one outlier, a negative thread maximum of
- * normal data, sets the top differing bit). Padding is 0 and every x tried is above 0, so
- * padding never counts.
+ * A lower bound x on the j-th largest of m values (1 <= j <= m <= AIR_RES_THREADS x PER, m <
+ * 1024) with at most j + j / 4 values >= x (or the exact j-th), in every thread of the block;
+ * thread t holds v[i] = value t + AIR_RES_THREADS x i (beyond m: ignored). x is built from the
+ * top below the bits every value shares, AIR_RES_JTH_BITS bits a round: every thread counts its
+ * values >= x | (p << lo) for the 2^bits - 1 nonzero patterns p at once (10-bit fields, three a
+ * word: three REDUX sums a warp), the warps' sums meet in shared memory, and every thread takes
+ * the largest p that leaves >= j values; it stops once <= j + j / 4 values are >= x (any x with
+ * >= j values above it serves the delegate start). The one-warp bisection it replaces took
+ * ~0.15 us a bit (stamps: 25 bits took 4.2 us; a fixed 8 bits left bounds far too low where one
+ * outlier, a negative thread maximum of normal data, sets the top differing bit).
+ * s_w needs AIR_RES_JTH_WORDS words; every thread must call it.
  */
+enum {
+  AIR_RES_JTH_BITS = 3,                    /* 7 patterns a round, in three words of 10-bit counts */
+  AIR_RES_JTH_WORDS = 2 * AIR_WARPS + 2 * 3 * AIR_WARPS
+};
+static_assert(AIR_RES_DEL_MAX_BLOCKS < 1024 && AIR_RES_THREADS < 1024, "counts fit 10-bit fields");
 template <int PER>
-__device__ __forceinline__ unsigned air_res_warp_jth(const unsigned (&v)[PER], unsigned m, unsigned j) {
-  const unsigned lane = threadIdx.x & 31;
+__device__ __forceinline__ unsigned air_res_block_jth(const unsigned (&v)[PER], unsigned m, unsigned j,
+                                                      unsigned* s_w) {
+  const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   unsigned a = 0xffffffffu, o = 0;
 #pragma unroll
   for (int i = 0; i < PER; ++i)
-    if (lane + 32u * i < m) {
+    if (threadIdx.x + AIR_RES_THREADS * (unsigned)i < m) {
       a &= v[i];
       o |= v[i];
     }
   a = __reduce_and_sync(0xffffffffu, a);
   o = __reduce_or_sync(0xffffffffu, o);
+  if (lane == 0) {
+    s_w[warp] = a;
+    s_w[AIR_WARPS + warp] = o;
+  }
+  __syncthreads();
+#pragma unroll
+  for (int u = 0; u < AIR_WARPS; ++u) {
+    a &= s_w[u];
+    o |= s_w[AIR_WARPS + u];
+  }
   const unsigned diff = a ^ o;
-  if (diff == 0) return a; /* all equal */
+  if (diff == 0) return a; /* all equal (the same in every thread) */
   const int top = 31 - __clz(diff);
   unsigned x = a & ~((2u << top) - 1u); /* the shared bits above the highest differing one */
   const unsigned enough = j + j / 4;
   unsigned above = m; /* values >= x */
-  for (int bit = top; bit >= 0 && above > enough; --bit) {
-    const unsigned t = x | (1u << bit);
-    unsigned cc[4] = {0, 0, 0, 0}; /* four sums: one was a 3-instruction dependent chain a value */
+  for (int bit = top, round = 0; bit >= 0 && above > enough; bit -= AIR_RES_JTH_BITS, ++round) {
+    const int nb = bit + 1 < AIR_RES_JTH_BITS ? bit + 1 : AIR_RES_JTH_BITS;
+    const int lo = bit + 1 - nb;
+    unsigned c[3] = {0, 0, 0}; /* pattern p in word (p - 1) / 3, field (p - 1) % 3 */
 #pragma unroll
-    for (int i = 0; i < PER; ++i) cc[i & 3] += v[i] >= t;
-    const unsigned c = __reduce_add_sync(0xffffffffu, (cc[0] + cc[1]) + (cc[2] + cc[3]));
-    if (c >= j) {
-      x = t;
-      above = c;
+    for (int i = 0; i < PER; ++i) {
+      if (threadIdx.x + AIR_RES_THREADS * (unsigned)i < m) {
+#pragma unroll
+        for (int p = 1; p < (1 << AIR_RES_JTH_BITS); ++p)
+          c[(p - 1) / 3] += (unsigned)(p < (1 << nb) && v[i] >= (x | (unsigned)p << lo)) << (10 * ((p - 1) % 3));
+      }
     }
+    unsigned* cw = s_w + 2 * AIR_WARPS + (round & 1) * 3 * AIR_WARPS; /* two sets: one barrier a round */
+#pragma unroll
+    for (int q = 0; q < 3; ++q) {
+      const unsigned t = __reduce_add_sync(0xffffffffu, c[q]);
+      if (lane == 0) cw[q * AIR_WARPS + warp] = t;
+    }
+    __syncthreads();
+    unsigned tot[3] = {0, 0, 0};
+#pragma unroll
+    for (int q = 0; q < 3; ++q)
+#pragma unroll
+      for (int u = 0; u < AIR_WARPS; ++u) tot[q] += cw[q * AIR_WARPS + u];
+    /* counts fall as p grows: the largest p with >= j values */
+    unsigned best = 0, best_c = above;
+#pragma unroll
+    for (int p = (1 << AIR_RES_JTH_BITS) - 1; p >= 1; --p) {
+      const unsigned cp = (tot[(p - 1) / 3] >> (10 * ((p - 1) % 3))) & 1023u;
+      if (p < (1 << nb) && best == 0 && cp >= j) {
+        best = (unsigned)p;
+        best_c = cp;
+      }
+    }
+    x |= best << lo;
+    above = best_c;
   }
   return x;
-}
-
-/* air_res_warp_jth over m <= 32 x PER words at p (shared or global, read through L2). */
-template <int PER>
-__device__ __forceinline__ unsigned air_res_warp_jth_load(const unsigned* p, unsigned m, unsigned j, bool global) {
-  const unsigned lane = threadIdx.x & 31;
-  unsigned v[PER];
-#pragma unroll
-  for (int i = 0; i < PER; ++i) {
-    const unsigned at = lane + 32u * i;
-    v[i] = at < m ? (global ? __ldcg(p + at) : p[at]) : 0u;
-  }
-  return air_res_warp_jth<PER>(v, m, j);
 }
 
 /*
@@ -525,11 +576,11 @@ __device__ __forceinline__ unsigned air_res_warp_jth_load(const unsigned* p, uns
  * largest key (warp maxima by REDUX). q <= AIR_RES_DEL_WARP_Q: the q-th largest of the warps'
  * largest thread maxima (each warp's top one for q <= 4, its top two for q <= 8: close to the
  * q-th largest of all 256 where few warps hold more of those than they give), ranked by warp 0
- * in one step. Else warp 0's bound on the q-th largest of all 256 thread maxima
- * (air_res_warp_jth: ~15 bisection steps at q = 8, 2 us, docs/perf-notes.md v0.28). A thread
+ * in one step (a bisection over all 256 took ~2 us at q = 8, docs/perf-notes.md v0.28). Else a
+ * bound on the q-th largest of all 256 thread maxima (air_res_block_jth). A thread
  * without elements holds 0, the least rank key: where fewer than q threads hold elements the
  * bound can be 0, which takes every element. One thread writes it to *out; s_tmp needs
- * AIR_RES_THREADS words. Every thread must call it.
+ * AIR_RES_JTH_WORDS words. Every thread must call it.
  */
 __device__ __forceinline__ void air_res_block_bound(unsigned dmax, unsigned q, unsigned* s_tmp, unsigned* out) {
   const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -562,40 +613,39 @@ __device__ __forceinline__ void air_res_block_bound(unsigned dmax, unsigned q, u
     }
     return;
   }
-  s_tmp[threadIdx.x] = dmax;
-  __syncthreads();
-  if (warp == 0) {
-    const unsigned x = air_res_warp_jth_load<AIR_RES_THREADS / 32>(s_tmp, AIR_RES_THREADS, q, false);
-    if (lane == 0) *out = x;
-  }
+  const unsigned v[1] = {dmax};
+  const unsigned x = air_res_block_jth<1>(v, AIR_RES_THREADS, q, s_tmp);
+  if (threadIdx.x == 0) *out = x;
 }
 
 /*
  * A lower bound on the j-th largest of the m <= AIR_RES_DEL_MAX_BLOCKS bounds at g (written by
- * the row's blocks before a row barrier), in every thread: warp 0 finds it (air_res_warp_jth)
- * and publishes it in s_tmp[0]. Every thread must call it.
+ * the row's blocks before a row barrier), in every thread (air_res_block_jth). s_tmp needs
+ * AIR_RES_JTH_WORDS words. Every thread must call it.
  */
 __device__ __forceinline__ unsigned air_res_jth_largest(const unsigned* g, unsigned m, unsigned j, unsigned* s_tmp) {
-  if (threadIdx.x < 32) {
-    unsigned x;
-    if (m <= 256) x = air_res_warp_jth_load<8>(g, m, j, true);
-    else x = air_res_warp_jth_load<AIR_RES_DEL_MAX_BLOCKS / 32>(g, m, j, true);
-    if (threadIdx.x == 0) s_tmp[0] = x;
+  constexpr int PER = AIR_RES_DEL_MAX_BLOCKS / AIR_RES_THREADS;
+  unsigned v[PER];
+#pragma unroll
+  for (int i = 0; i < PER; ++i) {
+    const unsigned at = threadIdx.x + AIR_RES_THREADS * (unsigned)i;
+    v[i] = at < m ? __ldcg(g + at) : 0u;
   }
-  __syncthreads();
-  return s_tmp[0];
+  return air_res_block_jth<PER>(v, m, j, s_tmp);
 }
 
 /*
  * Runs the statements for every element this thread holds (its vectors, then its scalar),
- * with RAW its raw bits and IDX its index in the row. Inside air_resident_kernel only (it
- * names the kernel's w, nvt, v0idx, has_s, sraw and sidx).
+ * with KEY its rank key (unsigned) and IDX its index in the row. Inside air_resident_kernel
+ * only (it names the kernel's w, nvt, v0idx, has_s, skey and sidx).
  */
-#define AIR_RES_FOR_HELD(RAW, IDX, ...)                                                   \
+#define AIR_RES_FOR_HELD(KEY, IDX, ...)                                                   \
   _Pragma("unroll") for (int j_ = 0; j_ < AIR_RES_VECS; ++j_) {                          \
     if (j_ < nvt) {                                                                       \
       _Pragma("unroll") for (int e_ = 0; e_ < V; ++e_) {                                  \
-        const RawT RAW = air_res_lane<RawT>(w[j_], e_);                                   \
+        const unsigned KEY = air_res_holds_keys<DT>()                                     \
+                                 ? (unsigned)air_res_lane<KeyT>(w[j_], e_)                \
+                                 : (unsigned)topk_to_rank_key<DT>(air_res_lane<RawT>(w[j_], e_), sm); \
         const unsigned IDX = (unsigned)(v0idx + (int64_t)j_ * AIR_RES_THREADS * V + e_);  \
         (void)IDX;                                                                        \
         __VA_ARGS__                                                                       \
@@ -603,7 +653,7 @@ __device__ __forceinline__ unsigned air_res_jth_largest(const unsigned* g, unsig
     }                                                                                     \
   }                                                                                       \
   if (has_s) {                                                                            \
-    const RawT RAW = sraw;                                                                \
+    const unsigned KEY = skey;                                                            \
     const unsigned IDX = (unsigned)sidx;                                                  \
     (void)IDX;                                                                            \
     __VA_ARGS__                                                                           \
@@ -612,6 +662,7 @@ __device__ __forceinline__ unsigned air_res_jth_largest(const unsigned* g, unsig
 template <topk_dtype DT>
 __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air_params P, const air_res_desc D) {
   typedef typename topk_dtype_traits<DT>::raw_t RawT;
+  typedef typename topk_dtype_traits<DT>::key_t KeyT;
   constexpr int KB = topk_dtype_traits<DT>::bits;
   constexpr int V = 16 / (int)sizeof(RawT);
   unsigned long long ts[11]; /* written and read only with D.stamps */
@@ -657,7 +708,7 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
     }
   }
   const bool s_first = sidx < head; /* the scalar comes before the vectors in index order */
-  const RawT sraw = has_s ? in_row[sidx] : (RawT)0;
+  const RawT sraw = has_s ? in_row[sidx] : (RawT)0; /* its key after the grid-wide sync */
   const int64_t v0idx = head + (v0 + threadIdx.x) * V; /* index of element 0 of vector round 0 */
 
   /* Zero every row's histograms and counters, then the one grid-wide sync. */
@@ -684,16 +735,22 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
   const bool sm = P.smallest != 0;
   unsigned prefix = 0, r = (unsigned)k, barriers = 0;
   int level = 0;
+  /* 32-bit slices become rank keys, once (air_res_holds_keys) */
+  if constexpr (air_res_holds_keys<DT>()) {
+#pragma unroll
+    for (int j = 0; j < AIR_RES_VECS; ++j)
+      if (j < nvt) w[j] = air_res_keys_of<DT>(w[j], sm);
+  }
+  const unsigned skey = has_s ? (unsigned)topk_to_rank_key<DT>(sraw, sm) : 0u;
+  /* A result's raw bits (only NaNs are read from the row) */
+#define AIR_RES_RAW(key, idx) topk_raw_of_key<DT>((KeyT)(key), sm, in_row, (idx))
 
   if (D.del_q) {
     /* The delegate start: a threshold from thread maxima (air_res_block_bound,
      * air_res_jth_largest), every key >= it a candidate, and the rank finish; no radix pass
      * unless the candidates overflow. */
     unsigned dmax = 0; /* rank key 0 is the least: a thread without elements counts as 0 */
-    AIR_RES_FOR_HELD(raw, idx, {
-      const unsigned key = (unsigned)topk_to_rank_key<DT>(raw, sm);
-      dmax = key > dmax ? key : dmax;
-    })
+    AIR_RES_FOR_HELD(key, idx, { dmax = key > dmax ? key : dmax; })
     unsigned* thr_b = D.blk_cnt + row * AIR_RES_MAX_BLOCKS;
     air_res_block_bound(dmax, D.del_q, s_hist, thr_b + b);
     AIR_RES_STAMP(3);
@@ -703,8 +760,7 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
     AIR_RES_STAMP(5);
     /* keys >= thr (low word: the candidates' slots) and keys > thr (high word), one atomic a warp */
     unsigned n_ge = 0, n_gt = 0;
-    AIR_RES_FOR_HELD(raw, idx, {
-      const unsigned key = (unsigned)topk_to_rank_key<DT>(raw, sm);
+    AIR_RES_FOR_HELD(key, idx, {
       n_ge += key >= thr;
       n_gt += key > thr;
     })
@@ -718,9 +774,9 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
     {
       RawT* craw = (RawT*)D.cand_raw + row * AIR_RES_CAP;
       unsigned* cidx = D.cand_idx + row * AIR_RES_CAP;
-      AIR_RES_FOR_HELD(raw, idx, {
-        if ((unsigned)topk_to_rank_key<DT>(raw, sm) >= thr) {
-          if (cs < AIR_RES_CAP) { craw[cs] = raw; cidx[cs] = idx; }
+      AIR_RES_FOR_HELD(key, idx, {
+        if (key >= thr) {
+          if (cs < AIR_RES_CAP) { craw[cs] = AIR_RES_RAW(key, idx); cidx[cs] = idx; }
           ++cs;
         }
       })
@@ -741,9 +797,9 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
       RawT* craw = (RawT*)D.cand_raw + row * AIR_RES_CAP;
       unsigned* cidx = D.cand_idx + row * AIR_RES_CAP;
       unsigned gs = (unsigned)air_res_warp_slots((unsigned long long)n_gt, &ctrl->gslots);
-      AIR_RES_FOR_HELD(raw, idx, {
-        if ((unsigned)topk_to_rank_key<DT>(raw, sm) > thr) {
-          if (gs < AIR_RES_CAP) { craw[gs] = raw; cidx[gs] = idx; }
+      AIR_RES_FOR_HELD(key, idx, {
+        if (key > thr) {
+          if (gs < AIR_RES_CAP) { craw[gs] = AIR_RES_RAW(key, idx); cidx[gs] = idx; }
           ++gs;
         }
       })
@@ -771,8 +827,8 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
        * Every key > thr is a result, and so are the lowest-indexed k - c_gt keys == thr: the
        * blocks' counts of those came with the barrier above, so no other barrier is needed. */
       const unsigned os = (unsigned)air_res_warp_slots((unsigned long long)n_gt, &ctrl->slots);
-      air_res_take_ties<DT>(P, row, w, nvt, sraw, has_s, s_first, v0idx, sidx, thr, (unsigned)k - c_gt, c_gt, eq_cnt, b,
-                            true, os, s_hist);
+      air_res_take_ties<DT>(P, row, in_row, w, nvt, skey, has_s, s_first, v0idx, sidx, thr, (unsigned)k - c_gt, c_gt,
+                            eq_cnt, b, true, os, s_hist);
       if (D.stamps) {
         __syncthreads();
         AIR_RES_STAMP(8);
@@ -789,8 +845,7 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
     __syncthreads();
     /* 1. histogram of the digit below the prefix, of the elements matching it */
 #define AIR_RES_MATCH(key) (level == 0 || ((unsigned)(key) >> (KB - level)) == prefix)
-    AIR_RES_FOR_HELD(raw, idx, {
-      const unsigned key = (unsigned)topk_to_rank_key<DT>(raw, sm);
+    AIR_RES_FOR_HELD(key, idx, {
       if (AIR_RES_MATCH(key)) atomicAdd(&s_hist[air_res_digit<KB>(key, level, width)], 1u);
     })
     __syncthreads();
@@ -830,8 +885,7 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
   const unsigned dg_ = air_res_digit<KB>((key), level, width);                       \
   const bool res_ = in_ && (dg_ > d || (all && dg_ == d));                           \
   const bool cand_ = in_ && gather && dg_ == d;
-    AIR_RES_FOR_HELD(raw, idx, {
-      const unsigned key = (unsigned)topk_to_rank_key<DT>(raw, sm);
+    AIR_RES_FOR_HELD(key, idx, {
       AIR_RES_CLASSIFY(key)
       n_res += res_;
       n_cand += cand_;
@@ -841,12 +895,11 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
     AIR_RES_STAMP(6);
     RawT* craw = (RawT*)D.cand_raw + row * AIR_RES_CAP;
     unsigned* cidx = D.cand_idx + row * AIR_RES_CAP;
-    AIR_RES_FOR_HELD(raw, idx, {
-      const unsigned key = (unsigned)topk_to_rank_key<DT>(raw, sm);
+    AIR_RES_FOR_HELD(key, idx, {
       AIR_RES_CLASSIFY(key)
-      if (res_ && os < (unsigned)k) air_emit(P, row, os, raw, (typename topk_dtype_traits<DT>::key_t)key, idx);
+      if (res_ && os < (unsigned)k) air_emit(P, row, os, AIR_RES_RAW(key, idx), (KeyT)key, idx);
       os += res_;
-      if (cand_ && cs < AIR_RES_CAP) { craw[cs] = raw; cidx[cs] = idx; }
+      if (cand_ && cs < AIR_RES_CAP) { craw[cs] = AIR_RES_RAW(key, idx); cidx[cs] = idx; }
       cs += cand_;
     })
 #undef AIR_RES_CLASSIFY
@@ -892,15 +945,15 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
    * leave: each publishes its count, and after a row barrier takes its share. */
   AIR_RES_STAMP(8);
   unsigned m = 0;
-  AIR_RES_FOR_HELD(raw, idx, { m += (unsigned)topk_to_rank_key<DT>(raw, sm) == prefix; })
+  AIR_RES_FOR_HELD(key, idx, { m += key == prefix; })
   unsigned total;
   (void)air_block_excl_scan<unsigned>(m, s_warp, &total);
   unsigned* cnts = D.blk_cnt + row * AIR_RES_MAX_BLOCKS;
   if (threadIdx.x == 0) cnts[b] = total;
   air_res_row_barrier(&ctrl->arrive, G * ++barriers);
   AIR_RES_STAMP(9);
-  air_res_take_ties<DT>(P, row, w, nvt, sraw, has_s, s_first, v0idx, sidx, prefix, r, (unsigned)k - r, cnts, b,
-                        false, 0u, s_hist);
+  air_res_take_ties<DT>(P, row, in_row, w, nvt, skey, has_s, s_first, v0idx, sidx, prefix, r, (unsigned)k - r, cnts,
+                        b, false, 0u, s_hist);
   if (D.stamps) {
     __syncthreads();
     AIR_RES_STAMP(10);
@@ -908,5 +961,6 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
   }
 }
 #undef AIR_RES_FOR_HELD
+#undef AIR_RES_RAW
 
 #endif /* TOPK_CUDA_AIR_RESIDENT_KERNELS_CUH */

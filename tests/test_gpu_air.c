@@ -322,11 +322,15 @@ TEST(resident_path) {
       .gen = {.dist = GEN_ALL_EQUAL}, .path = "resident", .res_del = "0");
   RUN(.dtype = TOPK_BF16, .batch = 2, .n = 300001, .k = 5000, .flags = TOPK_SMALLEST,
       .gen = {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 12}, .path = "resident", .res_del = "0");
-  /* block bounds from each warp's top two thread maxima (q = 5..8) and by bisection (q > 8) */
+  /* block bounds from each warp's top two thread maxima (q = 5..8: 256 blocks, k = 1000), top
+   * four (q = 9..16: 147 and 132 blocks) and the block-wide search (q > 16: 98 blocks) */
   for (int g = 0; g < 3; ++g) {
     static const gen_dist gq[] = {GEN_NORMAL, GEN_UNIFORM, GEN_RADIX_ADVERSARIAL};
     RUN(.dtype = TOPK_BF16, .batch = 1, .n = (int64_t)1 << 20, .k = 1000, .gen = {.dist = gq[g]}, .path = "resident");
     RUN(.dtype = TOPK_F32, .batch = 1, .n = 300001, .k = 1024, .gen = {.dist = gq[g]}, .path = "resident",
+        .res_del = "1024");
+    RUN(.dtype = TOPK_F32, .batch = 2, .n = 262144, .k = 1024, .gen = {.dist = gq[g]}, .path = "resident");
+    RUN(.dtype = TOPK_F32, .batch = 1, .n = 200000, .k = 1024, .gen = {.dist = gq[g]}, .path = "resident",
         .res_del = "1024");
     RUN(.dtype = TOPK_F32, .batch = 1, .n = 1 << 19, .k = 700, .gen = {.dist = gq[g]}, .path = "resident",
         .res_del = "1024");

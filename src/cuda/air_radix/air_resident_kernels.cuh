@@ -69,7 +69,7 @@ enum {
   AIR_RES_RANK_ITERS = 384,      /* rank finish: compares a thread at most (8 in flight: ~1.5 us) */
   AIR_RES_DEL_MAX_BLOCKS = 512,  /* the delegate start's blocks per row at most (16 bounds a lane in
                                   * air_res_jth_largest; 32 cost the kernel registers) */
-  AIR_RES_DEL_WARP_Q = 8         /* a block's bound from its warps' top thread maxima for q up to this */
+  AIR_RES_DEL_WARP_Q = 16        /* a block's bound from its warps' top thread maxima for q up to this */
 };
 
 /* Per-row counters, zeroed by the kernel before its grid-wide sync. */
@@ -574,10 +574,10 @@ __device__ __forceinline__ unsigned air_res_block_jth(const unsigned (&v)[PER], 
  * The delegate start's bound for one block: thr_b such that at least q (<= AIR_RES_THREADS)
  * of the block's elements, maxima of distinct threads, are >= thr_b. q = 1: the block's
  * largest key (warp maxima by REDUX). q <= AIR_RES_DEL_WARP_Q: the q-th largest of the warps'
- * largest thread maxima (each warp's top one for q <= 4, its top two for q <= 8: close to the
- * q-th largest of all 256 where few warps hold more of those than they give), ranked by warp 0
- * in one step (a bisection over all 256 took ~2 us at q = 8, docs/perf-notes.md v0.28). Else a
- * bound on the q-th largest of all 256 thread maxima (air_res_block_jth). A thread
+ * largest thread maxima (each warp's top t = 1, 2 or 4 for q <= 4, 8 or 16: close to the q-th
+ * largest of all 256 where few warps hold more of those than they give), ranked by warp 0 in one
+ * step (a bisection over all 256 took ~2 us at q = 8, docs/perf-notes.md v0.28). Else a bound on
+ * the q-th largest of all 256 thread maxima (air_res_block_jth). A thread
  * without elements holds 0, the least rank key: where fewer than q threads hold elements the
  * bound can be 0, which takes every element. One thread writes it to *out; s_tmp needs
  * AIR_RES_JTH_WORDS words. Every thread must call it.
@@ -585,28 +585,25 @@ __device__ __forceinline__ unsigned air_res_block_jth(const unsigned (&v)[PER], 
 __device__ __forceinline__ void air_res_block_bound(unsigned dmax, unsigned q, unsigned* s_tmp, unsigned* out) {
   const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   if (q <= AIR_RES_DEL_WARP_Q) {
-    const bool two = q > AIR_RES_DEL_WARP_Q / 2;
-    const unsigned m1 = __reduce_max_sync(0xffffffffu, dmax);
-    unsigned m2 = 0;
-    if (two) { /* the largest of the other lanes: a second thread's maximum */
-      const int first = __ffs(__ballot_sync(0xffffffffu, dmax == m1)) - 1;
-      m2 = __reduce_max_sync(0xffffffffu, (int)lane == first ? 0u : dmax);
-    }
-    if (lane == 0) {
-      s_tmp[warp] = m1;
-      s_tmp[AIR_WARPS + warp] = m2;
+    const unsigned t = q <= AIR_RES_DEL_WARP_Q / 4 ? 1u : q <= AIR_RES_DEL_WARP_Q / 2 ? 2u : 4u;
+    unsigned cur = dmax;
+#pragma unroll
+    for (unsigned i = 0; i < 4; ++i) {
+      if (i < t) { /* the warp's i-th largest thread maximum, each from another thread */
+        const unsigned m = __reduce_max_sync(0xffffffffu, cur);
+        const int first = __ffs(__ballot_sync(0xffffffffu, cur == m)) - 1;
+        if ((int)lane == first) cur = 0u;
+        if (lane == 0) s_tmp[i * AIR_WARPS + warp] = m;
+      }
     }
     __syncthreads();
     if (warp == 0) {
-      const unsigned nv = two ? 2 * AIR_WARPS : AIR_WARPS; /* values from distinct threads */
+      const unsigned nv = t * AIR_WARPS; /* values from distinct threads, <= 32 */
       const unsigned v = lane < nv ? s_tmp[lane] : 0u;
       unsigned above = 0; /* values ranked before this lane's: larger, or equal and lower */
-#pragma unroll
-      for (unsigned u = 0; u < 2 * AIR_WARPS; ++u) {
-        if (u < nv) {
-          const unsigned x = s_tmp[u];
-          above += x > v || (x == v && u < lane);
-        }
+      for (unsigned u = 0; u < nv; ++u) {
+        const unsigned x = s_tmp[u];
+        above += x > v || (x == v && u < lane);
       }
       /* ranks are distinct, so exactly one lane holds the q-th largest (q <= nv) */
       if (lane < nv && above == q - 1) *out = v;

@@ -338,12 +338,15 @@ static int env_cluster_cs(void) {
  */
 /* k <= 128: 0.70-1.03x the radix passes' time (f32, bf16 normal); k = 256: 1.17-1.69x (perf-notes v0.20) */
 static const int64_t AIR_CLUSTER_DEL_K_MAX = 128;
-static int64_t env_cluster_del_kmax(void) {
-  const char* s = getenv("TOPK_AIR_CLUSTER_DELEGATES");
-  if (!s || !*s) return AIR_CLUSTER_DEL_K_MAX;
-  const long long v = atoll(s);
-  return v >= 0 ? (int64_t)v : AIR_CLUSTER_DEL_K_MAX;
+/* A delegate start's k limit from the environment (0: off), or dflt where unset or not a count */
+static int64_t env_kmax(const char* name, int64_t dflt) {
+  const char* s = getenv(name);
+  if (!s || !*s) return dflt;
+  char* end = NULL;
+  const long long v = strtoll(s, &end, 10);
+  return end && *end == '\0' && v >= 0 ? (int64_t)v : dflt;
 }
+static int64_t env_cluster_del_kmax(void) { return env_kmax("TOPK_AIR_CLUSTER_DELEGATES", AIR_CLUSTER_DEL_K_MAX); }
 static int env_cluster_stamps(void) {
   const char* s = getenv("TOPK_AIR_CLUSTER_STAMPS");
   return s && strcmp(s, "1") == 0;
@@ -473,16 +476,6 @@ static int res_fits(const topk_problem* p, const topk_device_info* dev, int es) 
   return p->batch * res_min_blocks(p->n, es) <= (int64_t)sms * res_occupancy(p->dtype, dev);
 }
 
-/* TOPK_AIR_RES_DELEGATES=0|K: RESIDENT's delegate start off, or for k <= K at every key width
- * (measurement, tests); -1 where unset or not a count */
-static int64_t env_res_del_kmax(void) {
-  const char* s = getenv("TOPK_AIR_RES_DELEGATES");
-  if (!s || !*s) return -1;
-  char* end = NULL;
-  const long long v = strtoll(s, &end, 10);
-  return end && *end == '\0' && v >= 0 ? (int64_t)v : -1;
-}
-
 /*
  * RESIDENT's delegate start for k results over g blocks a row: each block vouches for q keys
  * >= its bound, and the threshold is (a lower bound on) the j-th largest bound, q x j >= k.
@@ -494,8 +487,8 @@ static int64_t env_res_del_kmax(void) {
  */
 static void res_delegates(int64_t k, int64_t g, unsigned* q, unsigned* j) {
   *q = *j = 0;
-  const int64_t forced = env_res_del_kmax();
-  const int64_t kmax = forced >= 0 ? forced : AIR_RES_DEL_MAX_K;
+  /* TOPK_AIR_RES_DELEGATES=0|K: off, or for k <= K at every key width (measurement, tests) */
+  const int64_t kmax = env_kmax("TOPK_AIR_RES_DELEGATES", AIR_RES_DEL_MAX_K);
   if (k > kmax || g > AIR_RES_DEL_MAX_BLOCKS) return;
   int64_t qq = (2 * k + g - 1) / g;
   if (qq > AIR_RES_DEL_MAX_Q) qq = AIR_RES_DEL_MAX_Q;

@@ -725,8 +725,6 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
   }
   if (threadIdx.x == 0) s_eq = 0;
   AIR_RES_STAMP(1);
-  cooperative_groups::this_grid().sync();
-  AIR_RES_STAMP(2);
 
   air_res_row* ctrl = D.ctrl + row;
   const bool sm = P.smallest != 0;
@@ -739,20 +737,26 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
       if (j < nvt) w[j] = air_res_keys_of<DT>(w[j], sm);
   }
   const unsigned skey = has_s ? (unsigned)topk_to_rank_key<DT>(sraw, sm) : 0u;
+  AIR_RES_STAMP(2);
   /* A result's raw bits (only NaNs are read from the row) */
 #define AIR_RES_RAW(key, idx) topk_raw_of_key<DT>((KeyT)(key), sm, in_row, (idx))
 
+  /* The delegate start's block bound is published before the grid-wide sync, which then
+   * serves as its row barrier too (blk_cnt needs no zeroing: each block writes its word). */
+  unsigned* thr_b = D.blk_cnt + row * AIR_RES_MAX_BLOCKS;
   if (D.del_q) {
-    /* The delegate start: a threshold from thread maxima (air_res_block_bound,
-     * air_res_jth_largest), every key >= it a candidate, and the rank finish; no radix pass
-     * unless the candidates overflow. */
     unsigned dmax = 0; /* rank key 0 is the least: a thread without elements counts as 0 */
     AIR_RES_FOR_HELD(key, idx, { dmax = key > dmax ? key : dmax; })
-    unsigned* thr_b = D.blk_cnt + row * AIR_RES_MAX_BLOCKS;
     air_res_block_bound(dmax, D.del_q, s_hist, thr_b + b);
-    AIR_RES_STAMP(3);
-    air_res_row_barrier(&ctrl->arrive, G * ++barriers);
-    AIR_RES_STAMP(4);
+  }
+  AIR_RES_STAMP(3);
+  cooperative_groups::this_grid().sync();
+  AIR_RES_STAMP(4);
+
+  if (D.del_q) {
+    /* The delegate start: a threshold from thread maxima (air_res_block_bound, above;
+     * air_res_jth_largest), every key >= it a candidate, and the rank finish; no radix pass
+     * unless the candidates overflow. */
     const unsigned thr = air_res_jth_largest(thr_b, G, D.del_j, s_hist);
     AIR_RES_STAMP(5);
     /* keys >= thr (low word: the candidates' slots) and keys > thr (high word), one atomic a warp */

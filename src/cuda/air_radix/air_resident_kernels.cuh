@@ -186,6 +186,32 @@ __device__ __forceinline__ unsigned long long air_res_warp_slots(unsigned long l
   return base + incl - cnt;
 }
 
+/*
+ * As air_res_warp_slots, but one atomic for the whole block (hundreds of blocks' warps on one
+ * counter queue at its L2 slice): the warps' totals meet in s_w (AIR_WARPS + 1 words), thread 0
+ * claims the block's run. Every thread of the block must call it; *block_total gets the block's
+ * sum in every thread.
+ */
+__device__ __forceinline__ unsigned long long air_res_block_slots(unsigned long long cnt, unsigned long long* counter,
+                                                                  unsigned long long* s_w,
+                                                                  unsigned long long* block_total) {
+  const unsigned warp = threadIdx.x >> 5;
+  const unsigned long long incl = air_warp_incl_sum(cnt);
+  if ((threadIdx.x & 31) == 31) s_w[warp] = incl;
+  __syncthreads();
+  unsigned long long before = 0, total = 0;
+#pragma unroll
+  for (unsigned u = 0; u < AIR_WARPS; ++u) {
+    const unsigned long long x = s_w[u];
+    before += u < warp ? x : 0ull;
+    total += x;
+  }
+  if (threadIdx.x == 0) s_w[AIR_WARPS] = total ? atomicAdd(counter, total) : 0ull;
+  __syncthreads();
+  *block_total = total;
+  return s_w[AIR_WARPS] + before + incl - cnt;
+}
+
 /* The digit of `width` bits below `level` known bits of a KB-bit field. */
 template <int KB>
 __device__ __forceinline__ unsigned air_res_digit(unsigned field, int level, int width) {
@@ -316,7 +342,8 @@ __host__ __device__ __forceinline__ bool air_res_rank_fits(unsigned c, unsigned 
 
 template <topk_dtype DT>
 __device__ void air_res_rank_finish(const air_params& P, const air_res_desc& D, int64_t row, unsigned c, unsigned r,
-                                    unsigned b, unsigned G, unsigned long long* s_comp, unsigned* s_cnt) {
+                                    unsigned b, unsigned G, unsigned long long* s_comp, unsigned* s_cnt,
+                                    unsigned long long* ts) {
   typedef typename topk_dtype_traits<DT>::raw_t RawT;
   typedef typename topk_dtype_traits<DT>::key_t KeyT;
   const unsigned mb = b < c ? (c - b + G - 1) / G : 0;
@@ -340,6 +367,7 @@ __device__ void air_res_rank_finish(const air_params& P, const air_res_desc& D, 
   }
   if (threadIdx.x < mb) s_cnt[threadIdx.x] = 0;
   __syncthreads();
+  if (D.stamps && threadIdx.x == 0) ts[9] = air_now(); /* candidates fetched (measurement) */
   const unsigned long long mine = act ? s_comp[i] : ~0ull;
   /* 8 loads in flight a thread: 8 warps a block do not hide a shared load's latency (with
    * one load an iteration the finish took 1.3-2.8 us longer at k = 1024, perf-notes v0.17) */
@@ -354,6 +382,7 @@ __device__ void air_res_rank_finish(const air_params& P, const air_res_desc& D, 
     for (int u = 0; u < 8; ++u) cnt += x[u] > mine;
   }
   for (; q < iters; ++q) cnt += s_comp[sub + q * L] > mine;
+  if (D.stamps && threadIdx.x == 0) ts[10] = air_now(); /* thread 0's compares done (measurement) */
   for (unsigned o = (L < 32 ? L : 32) / 2; o >= 1; o >>= 1) cnt += __shfl_xor_sync(0xffffffffu, cnt, o);
   if (L > 32) {
     if (act && (threadIdx.x & 31) == 0) atomicAdd(&s_cnt[m], cnt);
@@ -663,13 +692,16 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
   constexpr int KB = topk_dtype_traits<DT>::bits;
   constexpr int V = 16 / (int)sizeof(RawT);
   unsigned long long ts[11]; /* written and read only with D.stamps */
+  if (D.stamps) {
+#pragma unroll
+    for (int i = 0; i < 11; ++i) ts[i] = 0; /* phases a path skips print as 0 */
+  }
   AIR_RES_STAMP(0);
   constexpr int NPASS = (KB + AIR_RES_DIGIT - 1) / AIR_RES_DIGIT;
   __shared__ unsigned s_hist[AIR_RES_BINS];
   __shared__ unsigned s_warp[AIR_WARPS];
   __shared__ air_choice<unsigned> s_choice;
   __shared__ unsigned s_flag;
-  __shared__ unsigned s_eq; /* the delegate start: the block's keys equal to its threshold */
   __shared__ unsigned long long s_fin[AIR_RES_CAP]; /* the finish's candidates */
 
   const int64_t n = P.n, k = P.k; /* 1 <= k < n < 2^31 (the host's res_fits) */
@@ -723,7 +755,6 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
       D.ctrl[i].gslots = 0;
     }
   }
-  if (threadIdx.x == 0) s_eq = 0;
   AIR_RES_STAMP(1);
 
   air_res_row* ctrl = D.ctrl + row;
@@ -759,18 +790,14 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
      * unless the candidates overflow. */
     const unsigned thr = air_res_jth_largest(thr_b, G, D.del_j, s_hist);
     AIR_RES_STAMP(5);
-    /* keys >= thr (low word: the candidates' slots) and keys > thr (high word), one atomic a warp */
+    /* keys >= thr (low word: the candidates' slots) and keys > thr (high word), one atomic a block */
     unsigned n_ge = 0, n_gt = 0;
     AIR_RES_FOR_HELD(key, idx, {
       n_ge += key >= thr;
       n_gt += key > thr;
     })
-    unsigned cs = (unsigned)air_res_warp_slots((unsigned long long)n_gt << 32 | n_ge, &ctrl->dslots);
-    {
-      /* the block's keys == thr, published with the barrier below: the tie path needs no more */
-      const unsigned eq_w = __reduce_add_sync(0xffffffffu, n_ge - n_gt);
-      if ((threadIdx.x & 31) == 0 && eq_w) atomicAdd(&s_eq, eq_w);
-    }
+    unsigned long long blk;
+    unsigned cs = (unsigned)air_res_block_slots((unsigned long long)n_gt << 32 | n_ge, &ctrl->dslots, s_fin, &blk);
     AIR_RES_STAMP(6);
     {
       RawT* craw = (RawT*)D.cand_raw + row * AIR_RES_CAP;
@@ -783,8 +810,8 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
       })
     }
     unsigned* eq_cnt = D.blk_cnt + row * AIR_RES_MAX_BLOCKS + AIR_RES_DEL_MAX_BLOCKS;
-    __syncthreads(); /* every warp's s_eq atomic before thread 0 reads it */
-    if (threadIdx.x == 0) eq_cnt[b] = s_eq;
+    /* the block's keys == thr, published with the barrier below: the tie path needs no more */
+    if (threadIdx.x == 0) eq_cnt[b] = (unsigned)blk - (unsigned)(blk >> 32);
     air_res_row_barrier(&ctrl->arrive, G * ++barriers);
     AIR_RES_STAMP(7);
     /* every block arrived after its slot atomics: the same count in all of them */
@@ -809,7 +836,7 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
     }
     if (c <= AIR_RES_CAP) {
       if (D.rank && air_res_rank_fits(c, G)) {
-        air_res_rank_finish<DT>(P, D, row, c, r, b, G, s_fin, s_hist);
+        air_res_rank_finish<DT>(P, D, row, c, r, b, G, s_fin, s_hist, ts);
       } else {
         if (threadIdx.x == 0) s_flag = air_res_arrive(&ctrl->done) == G - 1;
         __syncthreads();
@@ -818,7 +845,7 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
       if (D.stamps) {
         __syncthreads();
         AIR_RES_STAMP(8);
-        if (threadIdx.x == 0 && b == 0) air_res_print(ts, 8, n, k, G, gridDim.y);
+        if (threadIdx.x == 0 && b == 0) air_res_print(ts, 10, n, k, G, gridDim.y);
       }
       return;
     }
@@ -915,11 +942,11 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
       /* 3. few candidates for the row's blocks: every block ranks its share of them */
       air_res_row_barrier(&ctrl->arrive, G * ++barriers);
       AIR_RES_STAMP(7);
-      air_res_rank_finish<DT>(P, D, row, c, r, b, G, s_fin, s_hist);
+      air_res_rank_finish<DT>(P, D, row, c, r, b, G, s_fin, s_hist, ts);
       if (D.stamps) {
         __syncthreads();
         AIR_RES_STAMP(8);
-        if (threadIdx.x == 0 && b == 0) air_res_print(ts, 8, n, k, G, gridDim.y);
+        if (threadIdx.x == 0 && b == 0) air_res_print(ts, 10, n, k, G, gridDim.y);
       }
       return;
     }

@@ -221,7 +221,10 @@ __device__ __forceinline__ unsigned air_res_digit(unsigned field, int level, int
 /*
  * The row's c <= AIR_RES_CAP buffered candidates into registers, PER = AIR_RES_CAP / threads
  * a thread (candidate threadIdx.x + q x threads in slot q): every load issued before any is
- * used (a strided loop of loads and shared stores waits one L2 round trip per round).
+ * used (a strided loop of loads and shared stores waits one L2 round trip per round). Slots
+ * past c are skipped by a block-uniform branch, not predicated: this code runs once, cold in
+ * the instruction cache of every SM at once, so what a small c executes is kept short (the
+ * users' store loops do the same).
  */
 template <typename RawT>
 __device__ __forceinline__ void air_res_fetch_cands(const air_res_desc& D, int64_t row, unsigned c,
@@ -231,6 +234,7 @@ __device__ __forceinline__ void air_res_fetch_cands(const air_res_desc& D, int64
   const unsigned* cidx = D.cand_idx + row * AIR_RES_CAP;
 #pragma unroll
   for (int q = 0; q < AIR_RES_CAP / AIR_RES_THREADS; ++q) {
+    if ((unsigned)q * AIR_RES_THREADS >= c) break;
     const unsigned i = threadIdx.x + q * AIR_RES_THREADS;
     if (i < c) {
       rv[q] = __ldcg(craw + i);
@@ -261,6 +265,7 @@ __device__ void air_res_finish(const air_params& P, const air_res_desc& D, int64
     air_res_fetch_cands<RawT>(D, row, c, rv, iv);
 #pragma unroll
     for (int q = 0; q < PER; ++q) {
+      if ((unsigned)q * AIR_RES_THREADS >= c) break;
       const unsigned i = threadIdx.x + q * AIR_RES_THREADS;
       if (i < c) {
         s_raw[i] = rv[q];
@@ -363,6 +368,7 @@ __device__ void air_res_rank_finish(const air_params& P, const air_res_desc& D, 
     air_res_fetch_cands<RawT>(D, row, c, rv, iv);
 #pragma unroll
     for (int q = 0; q < PER; ++q) { /* composites: larger is better, all distinct */
+      if ((unsigned)q * AIR_RES_THREADS >= c) break;
       const unsigned j = threadIdx.x + q * AIR_RES_THREADS;
       if (j < c) s_comp[j] = (unsigned long long)(unsigned)topk_to_rank_key<DT>(rv[q], P.smallest != 0) << 32 | ~iv[q];
     }

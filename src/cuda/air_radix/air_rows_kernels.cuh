@@ -80,6 +80,19 @@ __device__ __forceinline__ unsigned air_rows_claim(unsigned* ctr, bool want) {
   return base + (unsigned)__popc(m & ((1u << lane) - 1u));
 }
 
+/*
+ * Claims n consecutive slots of *ctr for each lane of the warp (one atomic per warp, n may be 0);
+ * returns the lane's first slot. Every lane of the warp must call it.
+ */
+__device__ __forceinline__ unsigned air_rows_claim_n(unsigned* ctr, unsigned n) {
+  const unsigned incl = air_warp_incl_sum(n);
+  const unsigned total = __shfl_sync(0xffffffffu, incl, 31);
+  unsigned base = 0;
+  if ((threadIdx.x & 31) == 31 && total) base = atomicAdd(ctr, total);
+  base = __shfl_sync(0xffffffffu, base, 31);
+  return base + incl - n;
+}
+
 /* Elements before the row's first 16-byte boundary: read one by one (all of them when the
  * elements themselves are misaligned, or the row ends first). */
 template <typename RawT>
@@ -390,16 +403,37 @@ __device__ int air_rows_stream(const typename topk_dtype_traits<DT>::raw_t* row,
        * per vector: with 8 elements a vector, most vectors of a dsa row hold one once thr nears
        * the k-th key. Measured 1.15x on dsa bf16 4096 x 131072; the same loop for 32-bit keys
        * measured 0.84-0.94x, so they keep the test per vector (docs/perf-notes.md v0.19). */
+      /* The exact test per element that may pass, then one claim for all of a thread's passing
+       * elements of the step (a warp scan and one atomic a warp), then the writes: the claim per
+       * element kept the warp in a divergent loop of ballots and shared atomics (ncu, dsa bf16:
+       * 16.3 active threads a warp, docs/perf-notes.md v0.28). */
+      unsigned em[U], cnt = 0;
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         const unsigned j = j0 + (unsigned)(u * AIR_THREADS) + threadIdx.x;
-        unsigned m = j < nvec ? pre.pass_mask(cur[u]) : 0u;
+        unsigned m = j < nvec ? pre.pass_mask(cur[u]) : 0u, e = 0;
         while (m) {
           const int t = __ffs(m) - 1;
           m &= m - 1;
-          offer((RawT)air_rows_vec_elem16(cur[u], t), head + j * (unsigned)V + (unsigned)t);
+          if (topk_to_rank_key<DT>((RawT)air_rows_vec_elem16(cur[u], t), smallest) >= thr) e |= 1u << t;
+        }
+        em[u] = e;
+        cnt += (unsigned)__popc(e);
+      }
+      unsigned slot = air_rows_claim_n(s_nbuf, cnt);
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const unsigned j = j0 + (unsigned)(u * AIR_THREADS) + threadIdx.x;
+        unsigned e = em[u];
+        while (e) {
+          const int t = __ffs(e) - 1;
+          e &= e - 1;
+          s_bkey[slot] = topk_to_rank_key<DT>((RawT)air_rows_vec_elem16(cur[u], t), smallest);
+          s_bidx[slot] = head + j * (unsigned)V + (unsigned)t;
+          ++slot;
         }
       }
+      if (cnt) my_end = slot;
     } else {
       air_rows_offer_vecs<RawT, U>(cur, j0, nvec, head, offer, pre);
     }

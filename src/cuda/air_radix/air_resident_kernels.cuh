@@ -331,11 +331,9 @@ __device__ void air_res_finish(const air_params& P, const air_res_desc& D, int64
  * block's radix passes (two or more block-level choices, ~2 us each, docs/perf-notes.md
  * v0.16); composites are distinct, so exactly r are written, ties to the lowest indices.
  *
- * Each own candidate gets L = AIR_RES_THREADS / mb threads, thread t ranks candidate t / L
- * over positions t % L, t % L + L, ...; the L counts meet by shuffles (L a power of two
- * <= 32), shuffles and a shared sum (a larger power of two), or a shared sum. Whether the
- * candidates fit (air_res_rank_fits, also the host's) is judged with L rounded down to a
- * power of two, a bound on the compares a thread makes.
+ * Each own candidate gets L threads (the largest power of two with mb x L <= the block),
+ * thread t ranks candidate t / L over positions t % L, t % L + L, ...; the L counts meet
+ * by shuffles (L <= 32) or shuffles and a shared sum.
  */
 __host__ __device__ __forceinline__ unsigned air_res_rank_lanes(unsigned mb) {
   unsigned L = AIR_RES_THREADS;
@@ -354,7 +352,7 @@ __device__ void air_res_rank_finish(const air_params& P, const air_res_desc& D, 
   typedef typename topk_dtype_traits<DT>::raw_t RawT;
   typedef typename topk_dtype_traits<DT>::key_t KeyT;
   const unsigned mb = b < c ? (c - b + G - 1) / G : 0;
-  const unsigned L = mb ? AIR_RES_THREADS / mb : AIR_RES_THREADS;
+  const unsigned L = air_res_rank_lanes(mb);
   const unsigned m = threadIdx.x / L, sub = threadIdx.x % L;
   const bool act = m < mb;
   const unsigned i = b + G * m; /* the candidate this thread ranks (act) */
@@ -391,15 +389,9 @@ __device__ void air_res_rank_finish(const air_params& P, const air_res_desc& D, 
   }
   for (; q < iters; ++q) cnt += s_comp[sub + q * L] > mine;
   if (D.stamps && threadIdx.x == 0) ts[10] = air_now(); /* thread 0's compares done (measurement) */
-  if ((L & (L - 1)) == 0) { /* groups of L lanes align with warps (the same in every thread) */
-    for (unsigned o = (L < 32 ? L : 32) / 2; o >= 1; o >>= 1) cnt += __shfl_xor_sync(0xffffffffu, cnt, o);
-    if (L > 32) {
-      if (act && (threadIdx.x & 31) == 0) atomicAdd(&s_cnt[m], cnt);
-      __syncthreads();
-      if (act && sub == 0) cnt = s_cnt[m];
-    }
-  } else {
-    if (act && cnt) atomicAdd(&s_cnt[m], cnt);
+  for (unsigned o = (L < 32 ? L : 32) / 2; o >= 1; o >>= 1) cnt += __shfl_xor_sync(0xffffffffu, cnt, o);
+  if (L > 32) {
+    if (act && (threadIdx.x & 31) == 0) atomicAdd(&s_cnt[m], cnt);
     __syncthreads();
     if (act && sub == 0) cnt = s_cnt[m];
   }

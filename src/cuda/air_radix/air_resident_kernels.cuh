@@ -141,6 +141,24 @@ __device__ __forceinline__ uint4 air_res_keys_of(const uint4& q, bool sm) {
 }
 
 /*
+ * The rank key of held element e of vector j; where j and e are not constants, selects, not an
+ * indexed array (which would put the slice in local memory). w holds rank keys for 32-bit
+ * elements, raw bits for 16-bit ones (air_res_holds_keys).
+ */
+template <topk_dtype DT>
+__device__ __forceinline__ unsigned air_res_held_key(const uint4 (&w)[AIR_RES_VECS], int j, int e, bool sm) {
+  typedef typename topk_dtype_traits<DT>::raw_t RawT;
+  uint4 v = w[0];
+#pragma unroll
+  for (int u = 1; u < AIR_RES_VECS; ++u)
+    if (j == u) v = w[u];
+  if constexpr (air_res_holds_keys<DT>())
+    return (unsigned)air_res_lane<typename topk_dtype_traits<DT>::key_t>(v, e);
+  else
+    return (unsigned)topk_to_rank_key<DT>(air_res_lane<RawT>(v, e), sm);
+}
+
+/*
  * Adds 1 to a row counter with release and acquire semantics at GPU scope, returning the
  * old value. Called by thread 0 after a block barrier: the release (cumulative through the
  * barrier) publishes the whole block's earlier global writes, the acquire makes the writes
@@ -436,8 +454,7 @@ __device__ void air_res_take_ties(const air_params& P, int64_t row, const typena
     if (j < nvt) {
 #pragma unroll
       for (int e = 0; e < V; ++e) {
-        const unsigned key = air_res_holds_keys<DT>() ? (unsigned)air_res_lane<KeyT>(w[j], e)
-                                                      : (unsigned)topk_to_rank_key<DT>(air_res_lane<RawT>(w[j], e), sm);
+        const unsigned key = air_res_held_key<DT>(w, j, e, sm);
         if (key == key_full) {
           fl |= 1ull << (j * V + e);
         } else if (emit_gt && key > key_full) {
@@ -503,13 +520,7 @@ __device__ void air_res_take_ties(const air_params& P, int64_t row, const typena
       while (m && rk < r) {
         const int e = __ffs(m) - 1;
         m &= m - 1;
-        KeyT key; /* e is not a constant here: selects, not an indexed array (local memory) */
-        if constexpr (air_res_holds_keys<DT>()) {
-          key = (KeyT)(e == 0 ? w[j].x : e == 1 ? w[j].y : e == 2 ? w[j].z : w[j].w);
-        } else {
-          const unsigned word = (e >> 1) == 0 ? w[j].x : (e >> 1) == 1 ? w[j].y : (e >> 1) == 2 ? w[j].z : w[j].w;
-          key = topk_to_rank_key<DT>((RawT)((e & 1) ? word >> 16 : word & 0xffffu), sm);
-        }
+        const KeyT key = (KeyT)air_res_held_key<DT>(w, j, e, sm); /* e is not a constant here */
         const unsigned idx = (unsigned)(v0idx + (int64_t)j * AIR_RES_THREADS * V + e);
         air_emit(P, row, slot0 + rk, topk_raw_of_key<DT>(key, sm, in_row, idx), key, idx);
         ++rk;
@@ -675,9 +686,7 @@ __device__ __forceinline__ unsigned air_res_jth_largest(const unsigned* g, unsig
   _Pragma("unroll") for (int j_ = 0; j_ < AIR_RES_VECS; ++j_) {                          \
     if (j_ < nvt) {                                                                       \
       _Pragma("unroll") for (int e_ = 0; e_ < V; ++e_) {                                  \
-        const unsigned KEY = air_res_holds_keys<DT>()                                     \
-                                 ? (unsigned)air_res_lane<KeyT>(w[j_], e_)                \
-                                 : (unsigned)topk_to_rank_key<DT>(air_res_lane<RawT>(w[j_], e_), sm); \
+        const unsigned KEY = air_res_held_key<DT>(w, j_, e_, sm);                         \
         const unsigned IDX = (unsigned)(v0idx + (int64_t)j_ * AIR_RES_THREADS * V + e_);  \
         (void)IDX;                                                                        \
         __VA_ARGS__                                                                       \
@@ -797,23 +806,43 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
     const unsigned thr = air_res_jth_largest(thr_b, G, D.del_j, s_hist);
     AIR_RES_STAMP(5);
     /* keys >= thr (low word: the candidates' slots) and keys > thr (high word), one atomic a block */
-    unsigned n_ge = 0, n_gt = 0;
-    AIR_RES_FOR_HELD(key, idx, {
-      n_ge += key >= thr;
-      n_gt += key > thr;
-    })
+    unsigned long long ge = 0; /* bit j x V + e: held element e of vector j is >= thr */
+    unsigned n_gt = 0;
+#pragma unroll
+    for (int j = 0; j < AIR_RES_VECS; ++j) {
+      if (j < nvt) {
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          const unsigned key = air_res_held_key<DT>(w, j, e, sm);
+          ge |= (unsigned long long)(key >= thr) << (j * V + e);
+          n_gt += key > thr;
+        }
+      }
+    }
+    const bool s_ge = has_s && skey >= thr;
+    n_gt += has_s && skey > thr;
+    const unsigned n_ge = (unsigned)__popcll(ge) + (unsigned)s_ge;
     unsigned long long blk;
     unsigned cs = (unsigned)air_res_block_slots((unsigned long long)n_gt << 32 | n_ge, &ctrl->dslots, s_fin, &blk);
     AIR_RES_STAMP(6);
     {
+      /* A loop over the few set bits, not a test per held element: this code runs once, cold
+       * in the instruction cache of every SM at once (docs/perf-notes.md v0.29). */
       RawT* craw = (RawT*)D.cand_raw + row * AIR_RES_CAP;
       unsigned* cidx = D.cand_idx + row * AIR_RES_CAP;
-      AIR_RES_FOR_HELD(key, idx, {
-        if (key >= thr) {
-          if (cs < AIR_RES_CAP) { craw[cs] = AIR_RES_RAW(key, idx); cidx[cs] = idx; }
-          ++cs;
-        }
-      })
+      while (ge) {
+        const int p = __ffsll((long long)ge) - 1;
+        ge &= ge - 1;
+        const int j = p / V, e = p % V;
+        const unsigned key = air_res_held_key<DT>(w, j, e, sm);
+        const unsigned idx = (unsigned)(v0idx + (int64_t)j * AIR_RES_THREADS * V + e);
+        if (cs < AIR_RES_CAP) { craw[cs] = AIR_RES_RAW(key, idx); cidx[cs] = idx; }
+        ++cs;
+      }
+      if (s_ge) {
+        if (cs < AIR_RES_CAP) { craw[cs] = AIR_RES_RAW(skey, sidx); cidx[cs] = (unsigned)sidx; }
+        ++cs;
+      }
     }
     unsigned* eq_cnt = D.blk_cnt + row * AIR_RES_MAX_BLOCKS + AIR_RES_DEL_MAX_BLOCKS;
     /* the block's keys == thr, published with the barrier below: the tie path needs no more */

@@ -20,7 +20,8 @@
  *   D. The delegate start (D.del_q > 0: k <= 1024, the host's res_delegates), in the
  *      spirit of Dr. Top-k's delegates (paper 004 sec. 3) but exact: each thread's largest
  *      key is a delegate; each block publishes a bound that q of its delegates reach
- *      (air_res_block_bound); after a row barrier every block takes the threshold thr, a
+ *      (air_res_block_bound) before the grid-wide sync, which is its row barrier too
+ *      (1.03-1.11x on one row of 2^20, docs/perf-notes.md v0.29); every block takes the threshold thr, a
  *      lower bound on the j-th largest bound (air_res_jth_largest), so that the row holds
  *      >= q x j >= k keys >= thr. Every key >= thr goes to the candidate buffer (~1.1-2.5k
  *      on normal and uniform rows: a digit pass of the radix would leave n/8 on uniform

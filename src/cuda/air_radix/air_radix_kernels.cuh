@@ -287,6 +287,21 @@ __device__ __forceinline__ T air_warp_incl_sum(T x) {
   return x;
 }
 
+/*
+ * Claims n consecutive slots of *counter for each lane of the warp, one atomic a warp (n may be
+ * 0; a 64-bit T may pack two counters, which then never carry into each other). Returns the
+ * lane's first slot. Every lane of the warp must call it.
+ */
+template <typename T>
+__device__ __forceinline__ T air_warp_claim(T n, T* counter) {
+  const T incl = air_warp_incl_sum(n);
+  const T total = __shfl_sync(0xffffffffu, incl, 31);
+  T base = 0;
+  if ((threadIdx.x & 31) == 31 && total) base = atomicAdd(counter, total);
+  base = __shfl_sync(0xffffffffu, base, 31);
+  return base + incl - n;
+}
+
 /* The AND of a and the OR of o over the warp's 32 lanes, in every lane (REDUX, a 32-bit
  * half each: four instructions where shuffles took ten rounds). */
 __device__ __forceinline__ void air_warp_and_or(unsigned long long& a, unsigned long long& o) {

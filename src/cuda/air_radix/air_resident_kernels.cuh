@@ -192,21 +192,7 @@ __device__ __forceinline__ void air_res_row_barrier(unsigned* arrive, unsigned t
 }
 
 /*
- * Slot runs for each thread of a warp from the row's two counters in one word: `cnt`
- * (high word: candidates, low word: results) per thread, one atomic per warp. Every
- * lane of the warp must call it; returns the thread's first slots, packed the same way.
- */
-__device__ __forceinline__ unsigned long long air_res_warp_slots(unsigned long long cnt, unsigned long long* counter) {
-  const unsigned long long incl = air_warp_incl_sum(cnt);
-  const unsigned long long total = __shfl_sync(0xffffffffu, incl, 31);
-  unsigned long long base = 0;
-  if ((threadIdx.x & 31) == 31 && total) base = atomicAdd(counter, total);
-  base = __shfl_sync(0xffffffffu, base, 31);
-  return base + incl - cnt;
-}
-
-/*
- * As air_res_warp_slots, but one atomic for the whole block (hundreds of blocks' warps on one
+ * As air_warp_claim, but one atomic for the whole block (hundreds of blocks' warps on one
  * counter queue at its L2 slice): the warps' totals meet in s_w (AIR_WARPS + 1 words), thread 0
  * claims the block's run. Every thread of the block must call it; *block_total gets the block's
  * sum in every thread.
@@ -860,7 +846,7 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
        * is written again; every block read what it needed before the barrier above. */
       RawT* craw = (RawT*)D.cand_raw + row * AIR_RES_CAP;
       unsigned* cidx = D.cand_idx + row * AIR_RES_CAP;
-      unsigned gs = (unsigned)air_res_warp_slots((unsigned long long)n_gt, &ctrl->gslots);
+      unsigned gs = (unsigned)air_warp_claim<unsigned long long>((unsigned long long)n_gt, &ctrl->gslots);
       AIR_RES_FOR_HELD(key, idx, {
         if (key > thr) {
           if (gs < AIR_RES_CAP) { craw[gs] = AIR_RES_RAW(key, idx); cidx[gs] = idx; }
@@ -890,7 +876,7 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
        * (few distinct values: bf16 uniform rows, radix-adversarial 16-bit rows, all equal).
        * Every key > thr is a result, and so are the lowest-indexed k - c_gt keys == thr: the
        * blocks' counts of those came with the barrier above, so no other barrier is needed. */
-      const unsigned os = (unsigned)air_res_warp_slots((unsigned long long)n_gt, &ctrl->slots);
+      const unsigned os = (unsigned)air_warp_claim<unsigned long long>((unsigned long long)n_gt, &ctrl->slots);
       air_res_take_ties<DT>(P, row, in_row, w, nvt, skey, has_s, s_first, v0idx, sidx, thr, (unsigned)k - c_gt, c_gt,
                             eq_cnt, b, true, os, s_hist);
       if (D.stamps) {
@@ -954,7 +940,8 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
       n_res += res_;
       n_cand += cand_;
     })
-    const unsigned long long first = air_res_warp_slots((unsigned long long)n_cand << 32 | n_res, &ctrl->slots);
+    const unsigned long long first =
+        air_warp_claim<unsigned long long>((unsigned long long)n_cand << 32 | n_res, &ctrl->slots);
     unsigned os = (unsigned)first, cs = (unsigned)(first >> 32);
     AIR_RES_STAMP(6);
     RawT* craw = (RawT*)D.cand_raw + row * AIR_RES_CAP;

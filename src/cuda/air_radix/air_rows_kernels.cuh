@@ -80,19 +80,6 @@ __device__ __forceinline__ unsigned air_rows_claim(unsigned* ctr, bool want) {
   return base + (unsigned)__popc(m & ((1u << lane) - 1u));
 }
 
-/*
- * Claims n consecutive slots of *ctr for each lane of the warp (one atomic per warp, n may be 0);
- * returns the lane's first slot. Every lane of the warp must call it.
- */
-__device__ __forceinline__ unsigned air_rows_claim_n(unsigned* ctr, unsigned n) {
-  const unsigned incl = air_warp_incl_sum(n);
-  const unsigned total = __shfl_sync(0xffffffffu, incl, 31);
-  unsigned base = 0;
-  if ((threadIdx.x & 31) == 31 && total) base = atomicAdd(ctr, total);
-  base = __shfl_sync(0xffffffffu, base, 31);
-  return base + incl - n;
-}
-
 /* Elements before the row's first 16-byte boundary: read one by one (all of them when the
  * elements themselves are misaligned, or the row ends first). */
 template <typename RawT>
@@ -420,7 +407,7 @@ __device__ int air_rows_stream(const typename topk_dtype_traits<DT>::raw_t* row,
         em[u] = e;
         cnt += (unsigned)__popc(e);
       }
-      unsigned slot = air_rows_claim_n(s_nbuf, cnt);
+      unsigned slot = air_warp_claim<unsigned>(cnt, s_nbuf);
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         const unsigned j = j0 + (unsigned)(u * AIR_THREADS) + threadIdx.x;

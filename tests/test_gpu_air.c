@@ -43,6 +43,8 @@ typedef struct air_case {
   const char*    res_vecs;      /* TOPK_AIR_RES_VECS (RESIDENT vectors per thread aimed at), or NULL */
   const char*    res_rank;      /* TOPK_AIR_RES_RANK ("0": RESIDENT's radix finish only), or NULL */
   const char*    res_del;       /* TOPK_AIR_RES_DELEGATES ("0": no delegate start; K: for k <= K), or NULL */
+  const char*    start;         /* TOPK_AIR_START (MULTI's sampled start: "0" off, N: rows of >= N), or NULL */
+  const char*    start_rank;    /* TOPK_AIR_START_RANK (the start's sample rank forced), or NULL */
   int            lib_workspace; /* pass no workspace: the library allocates it */
 } air_case;
 
@@ -67,7 +69,9 @@ static int run_case(const air_case* a) {
                               {"TOPK_AIR_ROWS_STREAM", a->rows_stream},
                               {"TOPK_AIR_RES_VECS", a->res_vecs},
                               {"TOPK_AIR_RES_RANK", a->res_rank},
-                              {"TOPK_AIR_RES_DELEGATES", a->res_del}},
+                              {"TOPK_AIR_RES_DELEGATES", a->res_del},
+                              {"TOPK_AIR_START", a->start},
+                              {"TOPK_AIR_START_RANK", a->start_rank}},
                       .lib_workspace = a->lib_workspace};
   return gpu_case_run(&c, test_seed());
 }
@@ -103,6 +107,11 @@ TEST(sanitizer_small) {
       .path = "multi");
   RUN(.dtype = TOPK_BF16, .batch = 6, .n = 3000, .k = 40, .flags = TOPK_SORTED, .gen = {.dist = GEN_NORMAL},
       .offsets = off, .path = "one");
+  /* MULTI's sampled start: taken, and failing (too few elements >= the bound) */
+  RUN(.dtype = TOPK_F32, .batch = 2, .n = 20000, .k = 100, .gen = {.dist = GEN_UNIFORM}, .path = "multi", .alpha = "2",
+      .start = "1000");
+  RUN(.dtype = TOPK_F32, .batch = 2, .n = 20000, .k = 100, .gen = {.dist = GEN_NORMAL}, .path = "multi", .alpha = "2",
+      .start = "1000", .start_rank = "1");
   /* the fused path: buffering, index passes, offsets */
   RUN(.dtype = TOPK_F32, .batch = 2, .n = 20000, .k = 100, .flags = TOPK_SORTED, .gen = {.dist = GEN_NORMAL},
       .path = "fused", .alpha = "4");
@@ -850,6 +859,48 @@ TEST(rows_stream) {
 }
 
 /* Large single rows: the whole GPU on one row. */
+/*
+ * MULTI's sampled start (air_start_bound), taken from rows of 1000 here, with alpha 2 or 8 so
+ * that the buffer holds the sample's bound: every dtype and direction, the distributions (ties
+ * and all-equal rows leave no bound; sorted rows are sampled evenly), k from 1 to beyond what the
+ * buffer takes, several rows, sorted, nondeterministic, every index type; and the start failing
+ * both ways (a forced sample rank: too few elements >= the bound, or more than the buffer holds),
+ * where pass 0 runs again over the input.
+ */
+TEST(multi_start) {
+  static const topk_dtype dts[] = {TOPK_F32, TOPK_F16, TOPK_BF16, TOPK_F64, TOPK_I32, TOPK_U64};
+  SKIP_WITHOUT_GPU();
+  for (int d = 0; d < COUNT(dts); ++d)
+    for (int g = 0; g < gpu_case_dist_count; ++g)
+      for (int smallest = 0; smallest < 2; ++smallest)
+        RUN(.dtype = dts[d], .batch = 2, .n = 60000, .k = 300, .flags = smallest ? TOPK_SMALLEST : 0u,
+            .gen = gpu_case_dists[g], .path = "multi", .alpha = "2", .start = "1000");
+  static const int64_t ks[] = {1, 32, 1000, 5000, 20000};
+  for (int ki = 0; ki < COUNT(ks); ++ki)
+    for (int f = 0; f < 4; ++f) {
+      const unsigned flags = (f & 1 ? TOPK_NONDETERMINISTIC : 0u) | (f & 2 ? TOPK_SORTED : 0u);
+      RUN(.dtype = TOPK_F32, .batch = 3, .n = 100003, .k = ks[ki], .flags = flags, .gen = {.dist = GEN_UNIFORM},
+          .path = "multi", .alpha = "8", .start = "1000");
+      RUN(.dtype = TOPK_BF16, .batch = 2, .n = 100000, .k = ks[ki], .flags = flags, .gen = {.dist = GEN_NORMAL},
+          .path = "multi", .alpha = "8", .start = "1000");
+    }
+  for (int it = 0; it < 3; ++it)
+    RUN(.dtype = TOPK_F32, .batch = 2, .n = 80000, .k = 500, .index_type = (topk_index)it,
+        .gen = {.dist = GEN_NORMAL}, .path = "multi", .alpha = "4", .start = "1000");
+  /* the start failing: too few (the sample's largest key as the bound), or an overflow */
+  RUN(.dtype = TOPK_F32, .batch = 2, .n = 80000, .k = 1000, .gen = {.dist = GEN_UNIFORM}, .path = "multi",
+      .alpha = "4", .start = "1000", .start_rank = "1");
+  RUN(.dtype = TOPK_F16, .batch = 2, .n = 80000, .k = 1000, .flags = TOPK_SORTED, .gen = {.dist = GEN_NORMAL},
+      .path = "multi", .alpha = "4", .start = "1000", .start_rank = "4000");
+  RUN(.dtype = TOPK_U64, .batch = 1, .n = 80000, .k = 70, .flags = TOPK_NONDETERMINISTIC,
+      .gen = {.dist = GEN_ZIPF}, .path = "multi", .alpha = "4", .start = "1000", .start_rank = "4000");
+  /* the default threshold: a row of 2^22 at the default alpha, and the start off */
+  RUN(.dtype = TOPK_F32, .batch = 1, .n = (int64_t)1 << 22, .k = 2048, .gen = {.dist = GEN_UNIFORM}, .path = "multi");
+  RUN(.dtype = TOPK_F32, .batch = 1, .n = (int64_t)1 << 22, .k = 2048, .gen = {.dist = GEN_UNIFORM}, .path = "multi",
+      .start = "0");
+  return TEST_OK;
+}
+
 TEST(large_n) {
   SKIP_WITHOUT_GPU();
   const int64_t n = (int64_t)1 << 24;
@@ -886,5 +937,6 @@ TEST(large_n) {
   X(rows_path)            \
   X(rows_stream)          \
   X(resident_path)        \
+  X(multi_start)          \
   X(large_n)
 TEST_MAIN(LIST)

@@ -68,6 +68,15 @@
  *              filter launch; grid = blocks per row x rows, blocks per row chosen
  *              so that the chunk fills the GPU (AIR_BLOCKS_PER_SM blocks per SM)
  *              but each block gets at least AIR_MIN_TILES tiles.
+ *              The sampled start (uniform rows of >= AIR_START_MIN_N, where start_rank
+ *              finds a sample rank the buffer takes): a gather of 1/1024 of each row
+ *              (air_sample_kernel), its start_rank-th key by the key passes over the
+ *              sample (L2-resident, never buffered), then air_start_kernel reads the row
+ *              once, writing every element >= that key to the candidate buffer, and the
+ *              other passes read only the buffer. Where fewer than k elements or more
+ *              than the buffer holds are >= the key, pass 0 runs again (the retry
+ *              launch; it returns at once for the other rows). Plain MULTI reads a row
+ *              two or three times (uniform floats: the first digit leaves n/8).
  *
  * Passes (MULTI, FUSED): key bits split into digits of AIR_DIGIT_BITS (11), the
  *   last one taking the rest: 16-bit keys 11+5 (2 passes), 32-bit 11+11+10 (3),
@@ -81,6 +90,8 @@
  * n >= 2^31), E = element size, alpha = AIR_ALPHA:
  *   MULTI:   histograms  R x 2^d x I (d = the widest digit, 11)
  *            row states  R x sizeof(air_row_state)  (64 or 96 bytes)
+ *            sampled start: the same again for the sample, and R x m x E sample
+ *            bytes (m = max(n / 1024, min(16384, n / 64)) elements a row)
  *   FUSED:   as MULTI with R = batch, one histogram per pass (R x passes x 2^d x I)
  *            and an air_fused_row per row instead of the row state
  *            2 candidate buffers of floor(T / alpha) x (E + I) bytes each, where
@@ -130,12 +141,15 @@
  * digit, 8..13, default 11), TOPK_AIR_ROWS_STREAM=0 (ROWS without its one-read start; the
  * path choice is unchanged), TOPK_AIR_ROWS_STREAM=1 (the one-read start without its
  * speculative threshold), TOPK_AIR_ROWS_BPS=2|3 (ROWS' blocks per SM)
+ * TOPK_AIR_START=0|N (MULTI's sampled start off, or from rows of N elements; default 2^22),
+ * TOPK_AIR_START_RANK=R (the start's sample rank forced, no limit: tests make it fail both ways)
  * and TOPK_AIR_PATH=one|multi|fused|cluster|adaptive|rows|resident (force a path; tests use it).
  *
  * run() never allocates, synchronises or copies to the host; every launch is
  * checked with cudaGetLastError (TOPK_CUDA_TRY_LAUNCH).
  */
 #include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -292,6 +306,9 @@ typedef struct air_layout {
   int64_t chunk_rows;   /* MULTI */
   int64_t bpr;          /* MULTI: most blocks per row (by work); launch_multi caps it by occupancy */
   int64_t buf_elems;    /* MULTI: elements per candidate buffer */
+  int start;            /* MULTI's sampled start (air_start_bound): start_m sample elements a row */
+  int64_t start_m, start_rank, start_limit;
+  int start_group;      /* sample elements per group (32 bytes) */
   int64_t stage_cap;    /* ONE-BLOCK: staged row length */
   int bsort_m;          /* ONE-BLOCK sorted in the kernel (AIR_OUT_BLOCK): sort slots per row; else 0 */
   int segsort_m;        /* sorted by air_segsort_kernel (composite keys, k <= AIR_SEGSORT_MAX): its m; else 0 */
@@ -301,6 +318,7 @@ typedef struct air_layout {
   /* offsets from the aligned base */
   size_t hist, state, buf_raw[2], buf_idx[2], sk[2], si[2], seg, cub, ovf;
   size_t res_hist, res_ctrl, res_cand_raw, res_cand_idx, res_blk; /* RESIDENT */
+  size_t start_hist, start_state, start_raw; /* MULTI's sampled start */
   size_t zero_bytes;    /* MULTI: histograms + states, zeroed per chunk */
   size_t total;
 } air_layout;
@@ -385,6 +403,33 @@ static int64_t blocks_by_work(int es, int64_t n, int64_t batch, int by_offsets, 
   const int64_t avg = by_offsets ? (n / batch > 0 ? n / batch : 1) : (n > 0 ? n : 1);
   const int64_t b = ((avg + tile - 1) / tile + min_tiles - 1) / min_tiles;
   return b < 1 ? 1 : b;
+}
+
+/*
+ * MULTI's sampled start (air_start_bound) for uniform rows of at least this many elements:
+ * the sample is 1/AIR_START_SAMPLE_DIV of the row (at least AIR_START_MIN_SAMPLE elements).
+ * TOPK_AIR_START=0 turns it off, =N takes it from rows of N elements (measurement, tests).
+ */
+static const int64_t AIR_START_MIN_N = (int64_t)1 << 22;
+static const int64_t AIR_START_SAMPLE_DIV = 1024;
+static const int64_t AIR_START_MIN_SAMPLE = 16384; /* or 1/64 of the row, if less */
+static int64_t env_start_min_n(void) { return env_kmax("TOPK_AIR_START", AIR_START_MIN_N); }
+/* TOPK_AIR_START_RANK=R (tests): the sample rank R, with no limit on the sample elements >= its
+ * key, so that the start can be made to fail both ways (too few candidates, overflow) */
+static int64_t env_start_rank(void) { return env_kmax("TOPK_AIR_START_RANK", 0); }
+
+/*
+ * The start's sample rank for a row of n with k results and a buffer of cap elements, from
+ * m sample elements: the rank whose key has k elements above it in the row, plus six
+ * standard deviations (binomial) and 8, so that fewer than k elements >= the bound is a
+ * ~1e-9 event; and the most sample elements >= the bound whose row count still fits the
+ * buffer, six deviations inside it. 0 where the two cross (k too close to the buffer).
+ */
+static int64_t start_rank(int64_t n, int64_t k, int64_t cap, int64_t m, int64_t* limit) {
+  const double lo = (double)k * (double)m / (double)n, hi = (double)cap * (double)m / (double)n;
+  const double r = ceil(lo + 6.0 * sqrt(lo) + 8.0), lim = floor(hi - 6.0 * sqrt(hi));
+  *limit = (int64_t)lim;
+  return r <= lim && r < (double)m ? (int64_t)r : 0;
 }
 
 static int64_t env_alpha(void) {
@@ -727,6 +772,7 @@ static topk_status plan_layout(const topk_problem* p, const topk_device_info* de
       d->level_key = lk;
       d->level_idx = li;
       d->last = q == kp + ip - 1;
+      d->retry = 0;
       if (d->is_idx) li += d->width; else lk += d->width;
     }
     L->n_passes = kp + ip;
@@ -746,11 +792,35 @@ static topk_status plan_layout(const topk_problem* p, const topk_device_info* de
     }
     ok = ok && topk_ws_add_part(&total, &L->hist, hists << L->hist_bits, isz);
     ok = ok && topk_ws_add_part(&total, &L->state, (uint64_t)L->chunk_rows, state_size);
-    L->zero_bytes = total; /* histograms and states are the first two parts */
+    /* The sampled start: uniform rows long enough, where the sample rank fits the buffer */
+    const int64_t start_min = env_start_min_n();
+    if (!L->fused && !p->row_offsets && start_min > 0 && p->n >= start_min && p->k < p->n) {
+      L->start_group = 32 / L->es;
+      int64_t m = p->n / AIR_START_SAMPLE_DIV;
+      if (m < AIR_START_MIN_SAMPLE) m = p->n / 64 < AIR_START_MIN_SAMPLE ? p->n / 64 : AIR_START_MIN_SAMPLE;
+      m -= m % L->start_group;
+      if (m >= L->start_group) {
+        L->start_m = m;
+        L->start_rank = start_rank(p->n, p->k, p->n / L->alpha, m, &L->start_limit);
+        const int64_t forced = env_start_rank();
+        if (forced > 0 && forced < m) {
+          L->start_rank = forced;
+          L->start_limit = m;
+        }
+        L->start = L->start_rank > 0;
+      }
+    }
+    if (L->start) { /* the sample's histograms and row states, zeroed with the row's */
+      ok = ok && topk_ws_add_part(&total, &L->start_hist, (uint64_t)L->chunk_rows << L->hist_bits, isz);
+      ok = ok && topk_ws_add_part(&total, &L->start_state, (uint64_t)L->chunk_rows, state_size);
+    }
+    L->zero_bytes = total; /* histograms and states are the first parts */
     for (int b = 0; b < 2; ++b) {
       ok = ok && topk_ws_add_part(&total, &L->buf_raw[b], (uint64_t)(L->buf_elems > 0 ? L->buf_elems : 1), (size_t)L->es);
       ok = ok && topk_ws_add_part(&total, &L->buf_idx[b], (uint64_t)(L->buf_elems > 0 ? L->buf_elems : 1), isz);
     }
+    if (L->start)
+      ok = ok && topk_ws_add_part(&total, &L->start_raw, (uint64_t)L->chunk_rows * (uint64_t)L->start_m, (size_t)L->es);
     if (L->adaptive) ok = ok && topk_ws_add_part(&total, &L->ovf, (uint64_t)p->batch, sizeof(unsigned));
   } else {
     /* Staged rows: up to the shared-memory budget; uniform rows need only n (more blocks per SM). */
@@ -829,8 +899,46 @@ static topk_status launch_multi(const air_layout* L, air_params P, int64_t batch
     if (bpr > L->bpr) bpr = L->bpr;
     if (bpr < 1) bpr = 1;
     const dim3 grid((unsigned)bpr, (unsigned)rows, 1);
+    if (L->start) {
+      /* the sample, and its start_rank-th key over the key passes (air_start_bound) */
+      typedef typename topk_dtype_traits<DT>::raw_t RawT;
+      RawT* sample = (RawT*)(base + L->start_raw);
+      int64_t sblocks = (rows * L->start_m + AIR_THREADS - 1) / AIR_THREADS;
+      if (sblocks > resident * 4) sblocks = resident * 4;
+      air_sample_kernel<RawT><<<(unsigned)sblocks, AIR_THREADS, 0, stream>>>((const RawT*)P.in, row0, rows, P.n, P.ld,
+                                                                             L->start_m, L->start_group, sample);
+      TOPK_CUDA_TRY_LAUNCH("air_sample_kernel");
+      air_params S = P;
+      S.in = sample;
+      S.n = S.ld = L->start_m;
+      S.k = L->start_rank;
+      S.row0 = 0;
+      S.alpha = L->start_m + 1; /* never buffers: the sample stays in L2 */
+      S.ib = bits_for((uint64_t)(L->start_m - 1));
+      S.state = base + L->start_state;
+      S.hist = base + L->start_hist;
+      S.start_state = NULL;
+      int64_t sbpr = blocks_by_work(L->es, L->start_m, 1, 0, 2);
+      if (sbpr > resident / rows) sbpr = resident / rows;
+      if (sbpr < 1) sbpr = 1;
+      for (int q = 0; q < L->n_passes && !L->passes[q].is_idx; ++q) {
+        air_pass_desc d = L->passes[q];
+        d.last = q + 1 == L->n_passes || L->passes[q + 1].is_idx;
+        air_pass_kernel<DT, IdxT><<<dim3((unsigned)sbpr, (unsigned)rows, 1), AIR_THREADS, 0, stream>>>(S, d);
+        TOPK_CUDA_TRY_LAUNCH("air_pass_kernel (sample)");
+      }
+      P.start_state = S.state;
+      P.start_rank = L->start_rank;
+      P.start_limit = L->start_limit;
+    }
     for (int q = 0; q < L->n_passes; ++q) {
-      air_pass_kernel<DT, IdxT><<<grid, AIR_THREADS, 0, stream>>>(P, L->passes[q]);
+      air_pass_desc d = L->passes[q];
+      if (q == 0 && L->start) { /* the start, then pass 0 where it failed (AIR_RESTART) */
+        air_start_kernel<DT, IdxT><<<grid, AIR_THREADS, AIR_START_SMEM_BYTES, stream>>>(P, d);
+        TOPK_CUDA_TRY_LAUNCH("air_start_kernel");
+        d.retry = 1;
+      }
+      air_pass_kernel<DT, IdxT><<<grid, AIR_THREADS, 0, stream>>>(P, d);
       TOPK_CUDA_TRY_LAUNCH("air_pass_kernel");
     }
     air_final_kernel<DT, IdxT><<<grid, AIR_THREADS, 0, stream>>>(P);

@@ -33,6 +33,11 @@
  * prefix beats the k-th's) are written to the output only by a buffering pass:
  * a non-buffering pass leaves them for whichever later launch reads the input.
  *
+ * Sampled start (MULTI, long rows; air_start_bound below): a bound from a 1/1024 sample of
+ * the row, then one read that buffers every element >= it, so that the passes after it read
+ * only the buffer. A row that pass 0 would leave with n/8 candidates (uniform floats) is read
+ * once instead of three times.
+ *
  * Early stopping (sec. 3.3): when, after a pass, the candidates left equal the
  * results still needed (C == k_rem), every candidate is a result: the row's mode
  * becomes AIR_FINAL, later pass launches return at once for that row, and the final
@@ -93,8 +98,10 @@ enum {
   AIR_PASS_MIN_BLOCKS = 4
 };
 
-/* Row modes, in the row state. The state is zeroed before pass 0, so 0 = running. */
-enum { AIR_RUNNING = 0, AIR_FINAL = 1, AIR_DONE = 2 };
+/* Row modes, in the row state. The state is zeroed before pass 0, so 0 = running.
+ * AIR_RESTART: the sampled start's bound left too few or too many candidates; pass 0's
+ * second launch (air_pass_desc.retry) then runs pass 0 over the input without it. */
+enum { AIR_RUNNING = 0, AIR_FINAL = 1, AIR_DONE = 2, AIR_RESTART = 3 };
 
 /* Where results go: straight to the caller's outputs, or to the sort buffers. */
 enum {
@@ -170,6 +177,11 @@ struct air_params {
   unsigned long long worst_bits;
   unsigned* ovf;          /* ADAPTIVE: per row, 1 if longer than the one-block stage (FUSED takes it); else NULL */
   int common_prefix;      /* one-block, cluster: start the passes below the bits all keys share (air_common_bits) */
+  /* MULTI's sampled start (air_start_bound): the sample's row states after its key passes, the
+   * rank selected in the sample, and the most sample elements >= the bound that the buffer takes.
+   * start_state NULL: no start. */
+  const void* start_state;
+  int64_t start_rank, start_limit;
 };
 
 /* One pass of the multi-block path; the levels are those before the pass. */
@@ -179,6 +191,7 @@ struct air_pass_desc {
   int width;
   int level_key, level_idx;
   int last;    /* the last pass launched: the row goes to AIR_FINAL whatever C is */
+  int retry;   /* pass 0 again, for the rows whose sampled start failed (AIR_RESTART); others return */
 };
 
 template <typename IdxT>
@@ -511,6 +524,39 @@ __device__ __forceinline__ bool air_writes_buffer(const air_params& P, const air
   return S.pass > 0 && in.cand <= (IdxT)(R.len / P.alpha);
 }
 
+/* The sampled start's stage: candidates (raw bits and index) in 8 KB of shared memory. */
+enum { AIR_START_STAGE_BYTES = 8192 };
+template <typename RawT, typename IdxT>
+__host__ __device__ constexpr int air_start_stage() {
+  return AIR_START_STAGE_BYTES / (int)(sizeof(RawT) + sizeof(IdxT));
+}
+/* The stage's raw bits start after its indices, rounded up to 16 bytes; the launch's dynamic
+ * shared memory is AIR_START_SMEM_BYTES. */
+template <typename IdxT>
+__host__ __device__ constexpr int air_start_raw_offset(int stage) {
+  return (stage * (int)sizeof(IdxT) + 15) & ~15;
+}
+enum { AIR_START_SMEM_BYTES = AIR_START_STAGE_BYTES + 16 };
+
+/*
+ * The sampled start's staged candidates (s_raw, s_idx: n of them) to the candidate buffer:
+ * one slot claim for the lot. Block-uniform; every thread must call it.
+ */
+template <typename RawT, typename IdxT>
+__device__ void air_stage_flush(const RawT* s_raw, const IdxT* s_idx, IdxT n, IdxT* buf_cnt, IdxT* s_base,
+                                RawT* dst_raw, IdxT* dst_idx, IdxT cap) {
+  __syncthreads(); /* the stage's writes */
+  if (threadIdx.x == 0) s_base[1] = atomicAdd(buf_cnt, n);
+  __syncthreads();
+  const IdxT b = s_base[1];
+  for (IdxT i = threadIdx.x; i < n; i += AIR_THREADS)
+    if (b + i < cap) {
+      dst_raw[b + i] = s_raw[i];
+      dst_idx[b + i] = s_idx[i];
+    }
+  __syncthreads(); /* the stage is free again */
+}
+
 /*
  * The body of one pass over tiles first_tile, first_tile + tile_stride, ... of the
  * pass's source (Algorithm 1 lines 10-22): filters every element by the prefix,
@@ -592,6 +638,94 @@ __device__ void air_filter_tiles(const air_params& P, const air_pass_desc& S, in
       }
     }
   }
+}
+
+/*
+ * The sampled start's pass 0 over tiles first_tile, first_tile + tile_stride, ... of the
+ * row: counts the first digit of every element >= the bound in s_hist and writes those
+ * elements to candidate buffer 0 (slots from *buf_cnt, counted even past the buffer's end).
+ * They are staged in shared memory (s_stage_*: stage_cap entries) and claim buffer slots once
+ * per stage: a row with many ties at the bound has a candidate in most tiles, and a claim per
+ * tile on the row's one counter serialised in L2 (radix-adversarial 2^30: 2.2 against 2.08 ms).
+ * Block-uniform control flow: every thread must call it.
+ */
+template <topk_dtype DT, typename IdxT>
+__device__ void air_start_tiles(const air_params& P, const air_pass_desc& S, const air_row_extent& R,
+                                unsigned long long bound64, IdxT* s_hist, unsigned int* s_warp32, IdxT* s_base,
+                                IdxT* buf_cnt, typename topk_dtype_traits<DT>::raw_t* s_stage_raw, IdxT* s_stage_idx,
+                                int stage_cap, int64_t first_tile, int64_t tile_stride) {
+  typedef typename topk_dtype_traits<DT>::raw_t RawT;
+  typedef typename topk_dtype_traits<DT>::key_t KeyT;
+  constexpr int KB = topk_dtype_traits<DT>::bits;
+  /* 16-bit elements: 32 a thread (64 bytes in flight, as for 4-byte ones); 1.04-1.13x faster
+   * than 16 on bf16 rows of 2^28 and 2^30 (docs/perf-notes.md v0.30) */
+  constexpr int ITEMS = sizeof(RawT) == 2 ? 32 : air_items<RawT>();
+  constexpr int V = 16 / (int)sizeof(RawT);
+  constexpr int64_t TILE = (int64_t)AIR_THREADS * ITEMS;
+  const bool smallest = P.smallest != 0;
+  const KeyT bound = (KeyT)bound64;
+  const IdxT cap = (IdxT)(R.len / P.alpha);
+  const int64_t buf_base = R.vo / P.alpha;
+  const int nbins = 1 << S.width, dshift = KB - S.width;
+  const RawT* src_raw = (const RawT*)P.in + R.start;
+  RawT* dst_raw = (RawT*)P.buf_raw[0] + buf_base;
+  IdxT* dst_idx = (IdxT*)P.buf_idx[0] + buf_base;
+  const int64_t ntiles = (R.len + TILE - 1) / TILE;
+  const bool vec = (((uintptr_t)src_raw) & 15) == 0; /* block-uniform: one row's source */
+  IdxT staged = 0;                                    /* block-uniform */
+
+  for (int64_t t = first_tile; t < ntiles; t += tile_stride) {
+    RawT raw[ITEMS];
+    IdxT idx[ITEMS]; /* unused: positions are recomputed where an element is written */
+    const unsigned valid = air_load_tile<RawT, IdxT, ITEMS>(src_raw, (const IdxT*)0, t, R.len, vec, raw, idx);
+    unsigned take = 0;
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+      const KeyT key = topk_to_rank_key<DT>(raw[j], smallest);
+      if (((valid >> j) & 1u) && key >= bound) {
+        take |= 1u << j;
+        atomicAdd(&s_hist[(int)((key >> dshift) & (KeyT)(nbins - 1))], (IdxT)1);
+      }
+    }
+    if (!__syncthreads_or(take != 0)) continue; /* most tiles: one barrier */
+    unsigned int tot;
+    const unsigned int ex = air_block_excl_scan<unsigned int>((unsigned)__popc(take), s_warp32, &tot);
+    const int64_t base = t * TILE;
+    IdxT* o_idx;
+    RawT* o_raw;
+    IdxT o;
+    if ((IdxT)tot > (IdxT)stage_cap) { /* more than a stage: straight to the buffer */
+      if (threadIdx.x == 0) s_base[1] = atomicAdd(buf_cnt, (IdxT)tot);
+      __syncthreads();
+      o = s_base[1] + (IdxT)ex;
+      o_raw = dst_raw;
+      o_idx = dst_idx;
+    } else {
+      if (staged + (IdxT)tot > (IdxT)stage_cap) {
+        air_stage_flush<RawT, IdxT>(s_stage_raw, s_stage_idx, staged, buf_cnt, s_base, dst_raw, dst_idx, cap);
+        staged = 0;
+      }
+      o = staged + (IdxT)ex;
+      staged += (IdxT)tot;
+      o_raw = s_stage_raw;
+      o_idx = s_stage_idx;
+    }
+    const bool direct = o_raw == dst_raw;
+    /* the element is read again (an L1 hit, in the rare tile that has one) rather than held
+     * across the scan: 32 16-bit elements a thread held spilled */
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j)
+      if ((take >> j) & 1u) {
+        if (!direct || o < cap) {
+          const int64_t pos = vec ? base + ((int64_t)(j / V) * AIR_THREADS + threadIdx.x) * V + (j % V)
+                                  : base + threadIdx.x + (int64_t)j * AIR_THREADS;
+          o_raw[o] = src_raw[pos];
+          o_idx[o] = (IdxT)pos;
+        }
+        ++o;
+      }
+  }
+  if (staged > 0) air_stage_flush<RawT, IdxT>(s_stage_raw, s_stage_idx, staged, buf_cnt, s_base, dst_raw, dst_idx, cap);
 }
 
 /*
@@ -720,9 +854,95 @@ __device__ __forceinline__ void air_fetch_hist(IdxT* g_hist, IdxT* s_hist, int n
 }
 
 /*
+ * MULTI's sampled start. A gather kernel copies a sample of every row (air_sample_kernel), the
+ * pass kernel selects its start_rank-th largest key over the key passes (its own row states,
+ * never buffering), and air_start_kernel, pass 0 with that key as a bound, counts and writes
+ * to candidate buffer 0 only the elements >= the bound, and nothing else. If at least k
+ * elements are >= the bound, the k results are among them, so the later passes read the
+ * buffer alone: histograms that miss elements below the k-th key choose the same digits
+ * (the suffix sums down to the k-th key's bin count every element >= it), and the counts they
+ * give are those of the buffer, which is what the next pass reads. Otherwise (or where the
+ * buffer overflowed) the row goes to AIR_RESTART and pass 0 runs again without the bound.
+ * The start needs one read of the row where the plain passes need two or three.
+ *
+ * air_start_bound: the bound for the rows of this launch, false where the sample gives none
+ * (no sample state, or more sample elements >= the key than start_limit: ties, or a
+ * sample too crowded for the buffer).
+ */
+template <typename KeyT, typename IdxT>
+__device__ __forceinline__ bool air_start_bound(const air_params& P, unsigned long long* bound) {
+  if (!P.start_state) return false;
+  constexpr int KB = (int)sizeof(KeyT) * 8;
+  const air_row_state<IdxT>* ss = (const air_row_state<IdxT>*)P.start_state + blockIdx.y;
+  if (ss->mode != AIR_FINAL || ss->level_key <= 0) return false;
+  /* sample elements >= the bound: those beating the k-th key's prefix, and the ones matching it */
+  const int64_t above = P.start_rank - (int64_t)ss->k_rem + (int64_t)ss->len;
+  if (above > P.start_limit) return false;
+  *bound = ss->level_key >= KB ? ss->prefix_key : ss->prefix_key << (KB - ss->level_key);
+  return true;
+}
+
+/*
+ * The sample of air_start_bound: rows row0.. of the input, m elements each, in groups of
+ * `group` consecutive elements (one 32-byte sector) spread evenly over the row, to
+ * `dst` (rows x m). Grid-stride over the elements.
+ */
+template <typename RawT>
+__global__ void __launch_bounds__(AIR_THREADS) air_sample_kernel(const RawT* in, int64_t row0, int64_t rows, int64_t n,
+                                                                 int64_t ld, int64_t m, int group, RawT* dst) {
+  const int64_t total = rows * m, groups = m / group, stride = n / groups;
+  for (int64_t i = (int64_t)blockIdx.x * AIR_THREADS + threadIdx.x; i < total; i += (int64_t)gridDim.x * AIR_THREADS) {
+    const int64_t r = i / m, j = i - r * m;
+    dst[i] = in[(row0 + r) * ld + (j / group) * stride + j % group];
+  }
+}
+
+/*
+ * The end of a pass launch in every block: merges the block's histogram (s_hist, nbins) into
+ * the row's (g_hist) and counts the block finished. True in the row's last block (every
+ * thread), which then sees every other block's histogram, buffer and output writes
+ * (invariant I4).
+ */
+template <typename IdxT>
+__device__ __forceinline__ bool air_merge_last(IdxT* g_hist, const IdxT* s_hist, int nbins, unsigned int* finished,
+                                               int* s_last) {
+  __syncthreads();
+  for (int b = threadIdx.x; b < nbins; b += AIR_THREADS) {
+    const IdxT v = s_hist[b];
+    if (v) atomicAdd(&g_hist[b], v);
+  }
+  __threadfence(); /* this thread's histogram, buffer and output writes before the count below */
+  __syncthreads();
+  if (threadIdx.x == 0) *s_last = atomicAdd(finished, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!*s_last) return false;
+  __threadfence();
+  return true;
+}
+
+/* The last block's choice to the row state, for the next launch (thread 0). */
+template <typename IdxT>
+__device__ __forceinline__ void air_store_pass(air_row_state<IdxT>* st, const air_pass_in<IdxT>& out, int mode) {
+  if (threadIdx.x == 0) {
+    st->prefix_key = out.pk;
+    st->prefix_idx = out.pi;
+    st->level_key = out.level_key;
+    st->level_idx = out.level_idx;
+    st->k_rem = out.k_rem;
+    st->len = out.cand;
+    st->src = out.src;
+    st->src_len = out.src_len;
+    st->mode = mode;
+    st->buf_cnt = 0;
+    st->finished_blocks = 0;
+  }
+}
+
+/*
  * One pass launch (Algorithm 1's iteration_fused_kernel). Grid: x = blocks of a row,
  * y = rows of this launch (row P.row0 + blockIdx.y, state and histogram index
- * blockIdx.y). Pass 0 also serves rows with len <= k (copied whole, padded).
+ * blockIdx.y). Pass 0 also serves rows with len <= k (copied whole, padded). S.retry:
+ * pass 0 for the rows whose sampled start failed (AIR_RESTART); the others return.
  */
 template <topk_dtype DT, typename IdxT>
 __global__ void __launch_bounds__(AIR_THREADS, sizeof(IdxT) == 4 ? AIR_PASS_MIN_BLOCKS : 1)
@@ -738,6 +958,7 @@ air_pass_kernel(const air_params P, const air_pass_desc S) {
   air_row_state<IdxT>* st = (air_row_state<IdxT>*)P.state + blockIdx.y;
   IdxT* g_hist = (IdxT*)P.hist + (size_t)blockIdx.y * P.hist_bins;
   const air_row_extent R = air_row(P, row);
+  if (S.retry && st->mode != AIR_RESTART) return; /* the start served this row */
 
   /* The pass's inputs: from the arguments for pass 0, else from the previous pass's last block. */
   air_pass_in<IdxT> in;
@@ -766,37 +987,70 @@ air_pass_kernel(const air_params P, const air_pass_desc S) {
   __syncthreads();
   air_filter_tiles<DT, IdxT>(P, S, row, R, in, writing, s_hist, s_warp32, s_base, &st->out_cnt, &st->buf_cnt,
                              blockIdx.x, gridDim.x);
-
-  /* Merge into the row's histogram, then find out whether this block is the row's last. */
-  __syncthreads();
-  for (int b = threadIdx.x; b < nbins; b += AIR_THREADS) {
-    const IdxT v = s_hist[b];
-    if (v) atomicAdd(&g_hist[b], v);
-  }
-  __threadfence(); /* this thread's histogram, buffer and output writes before the count below */
-  __syncthreads();
-  if (threadIdx.x == 0) s_last = atomicAdd(&st->finished_blocks, 1u) == gridDim.x - 1;
-  __syncthreads();
-  if (!s_last) return;
-
-  /* The last block: every other block of the row has merged (invariant I4). */
-  __threadfence();
+  if (!air_merge_last<IdxT>(g_hist, s_hist, nbins, &st->finished_blocks, &s_last)) return;
   air_fetch_hist<IdxT>(g_hist, s_hist, nbins, true); /* and zero it for the next pass */
   int mode;
   const air_pass_in<IdxT> out = air_after_pass<IdxT>(S, in, writing, s_hist, s_warp, &s_choice, &mode);
-  if (threadIdx.x == 0) {
-    st->prefix_key = out.pk;
-    st->prefix_idx = out.pi;
-    st->level_key = out.level_key;
-    st->level_idx = out.level_idx;
-    st->k_rem = out.k_rem;
-    st->len = out.cand;
-    st->src = out.src;
-    st->src_len = out.src_len;
-    st->mode = mode;
-    st->buf_cnt = 0;
-    st->finished_blocks = 0;
+  air_store_pass<IdxT>(st, out, mode);
+}
+
+/*
+ * The sampled start's pass 0 (air_start_bound; launched before pass 0's own launch, which
+ * then runs with S.retry). Rows with len <= k are copied as pass 0 would; a row without a
+ * bound, or whose bound leaves fewer than k elements or more than the buffer holds, goes to
+ * AIR_RESTART for the retry. Dynamic shared memory: AIR_START_SMEM_BYTES, the stage.
+ */
+template <topk_dtype DT, typename IdxT>
+__global__ void __launch_bounds__(AIR_THREADS, sizeof(IdxT) == 4 ? AIR_PASS_MIN_BLOCKS : 1)
+air_start_kernel(const air_params P, const air_pass_desc S) {
+  typedef typename topk_dtype_traits<DT>::raw_t RawT;
+  __shared__ IdxT s_hist[AIR_MAX_BINS];
+  __shared__ IdxT s_warp[AIR_WARPS];
+  __shared__ unsigned int s_warp32[AIR_WARPS];
+  __shared__ IdxT s_base[2];
+  __shared__ int s_last;
+  __shared__ air_choice<IdxT> s_choice;
+  constexpr int STAGE = air_start_stage<RawT, IdxT>();
+  extern __shared__ __align__(16) unsigned char s_dyn[];
+  IdxT* s_stage_idx = (IdxT*)s_dyn; /* the raw bits at a 16-byte offset after them */
+  RawT* s_stage_raw = (RawT*)(s_dyn + air_start_raw_offset<IdxT>(STAGE));
+
+  const int64_t row = P.row0 + blockIdx.y;
+  air_row_state<IdxT>* st = (air_row_state<IdxT>*)P.state + blockIdx.y;
+  IdxT* g_hist = (IdxT*)P.hist + (size_t)blockIdx.y * P.hist_bins;
+  const air_row_extent R = air_row(P, row);
+  if (R.len <= P.k) {
+    air_copy_row<DT, IdxT>(P, row, R, (int64_t)blockIdx.x * AIR_THREADS + threadIdx.x, (int64_t)gridDim.x * AIR_THREADS);
+    if (blockIdx.x == 0 && threadIdx.x == 0) st->mode = AIR_DONE;
+    return;
   }
+  unsigned long long bound = 0;
+  if (!air_start_bound<typename topk_dtype_traits<DT>::key_t, IdxT>(P, &bound)) { /* the same in every block */
+    if (blockIdx.x == 0 && threadIdx.x == 0) st->mode = AIR_RESTART;
+    return;
+  }
+  const int nbins = 1 << S.width;
+  for (int b = threadIdx.x; b < nbins; b += AIR_THREADS) s_hist[b] = 0;
+  __syncthreads();
+  air_start_tiles<DT, IdxT>(P, S, R, bound, s_hist, s_warp32, s_base, &st->buf_cnt, s_stage_raw, s_stage_idx, STAGE,
+                            blockIdx.x, gridDim.x);
+  if (!air_merge_last<IdxT>(g_hist, s_hist, nbins, &st->finished_blocks, &s_last)) return;
+  air_fetch_hist<IdxT>(g_hist, s_hist, nbins, true); /* and zero it for the next pass */
+  /* every block's buffer claims are in: the elements >= the bound, written or not */
+  const IdxT c = *(volatile IdxT*)&st->buf_cnt;
+  if ((int64_t)c < P.k || (int64_t)c > R.len / P.alpha) { /* too few for the k results, or overflowed */
+    if (threadIdx.x == 0) {
+      st->mode = AIR_RESTART;
+      st->buf_cnt = 0;
+      st->finished_blocks = 0;
+    }
+    return;
+  }
+  air_pass_in<IdxT> in = air_first_pass_in<IdxT>(P, R.len);
+  in.cand = c; /* the buffer the next pass reads holds c elements (air_after_pass: src_len) */
+  int mode;
+  const air_pass_in<IdxT> out = air_after_pass<IdxT>(S, in, true, s_hist, s_warp, &s_choice, &mode);
+  air_store_pass<IdxT>(st, out, mode);
 }
 
 /* The last filter launch of the multi-launch path: the row state says what to read. */

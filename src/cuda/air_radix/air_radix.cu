@@ -22,7 +22,7 @@
  *              by default only where measured faster on normal and uniform rows
  *              (res_by_default: 1-2 long rows, 1-4 for 16-bit keys and k <= 64, 1-2 rows
  *              where the delegate start serves; not where CLUSTER fits with k <= 64, one
- *              f32 row of >= 2^18 aside, nor where CLUSTER fits and the delegate start
+ *              f32 row or two of >= 2^18 aside, nor where CLUSTER fits and the delegate start
  *              would not run: cluster_over_resident), forced with TOPK_AIR_PATH=resident: one
  *              cooperative launch, each row spread over many blocks that hold it in
  *              registers (air_resident_kernels.cuh). For k <= 1024 a delegate start
@@ -570,13 +570,18 @@ static int64_t res_grid(topk_dtype dt, int64_t n, int64_t batch, int es, const t
  * replay, both forced, same run): CLUSTER wherever RESIDENT would run without the start (f32 1 x
  * 128256 / 151936, k = 1024, graph replay: 18.5 / 16.2 against 24.1 / 22.7 us; 1 x 131072 topk
  * bench 0.79x; bf16 1 x 262144, k = 1024: 0.71-0.89x), and RESIDENT for one f32 row of >= 2^18
- * with k <= 64 (1 x 262144, k = 50: 11.2 against 12.4 us graph replay, 0.90-0.92x topk bench). */
+ * with k <= 64 (1 x 262144, k = 50: 11.2 against 12.4 us graph replay, 0.90-0.92x topk bench).
+ * Since session 29's RESIDENT (docs/perf-notes.md v0.30; topk bench, both forced, two runs, normal
+ * and uniform, k = 8 and 50): RESIDENT also for one f32 row of 128256..151936 (CLUSTER's time over
+ * RESIDENT's 0.986-1.104x) and two f32 rows of >= 2^18 (1.013-1.126x); not two shorter rows
+ * (k = 8: 0.954-0.992x), four rows (0.885-0.984x at 128256..151936) nor 16-bit keys (bf16 normal
+ * 0.83-1.04x). */
 static const int64_t AIR_CLUSTER_OVER_RES_K = 64;
 static int cluster_over_resident(const topk_problem* p, const topk_device_info* dev, int es) {
   unsigned q, j;
   res_delegates(p->k, res_grid(p->dtype, p->n, p->batch, es, dev), &q, &j);
   if (q == 0) return 1;
-  if (es == 4 && p->batch == 1 && p->n >= AIR_RES_LONG_N) return 0;
+  if (es == 4 && (p->batch == 1 || (p->batch == 2 && p->n >= AIR_RES_LONG_N))) return 0;
   return p->k <= AIR_CLUSTER_OVER_RES_K && p->k <= env_cluster_del_kmax();
 }
 

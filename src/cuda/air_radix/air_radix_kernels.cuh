@@ -649,6 +649,16 @@ __device__ void air_filter_tiles(const air_params& P, const air_pass_desc& S, in
  * tile on the row's one counter serialised in L2 (radix-adversarial 2^30: 2.2 against 2.08 ms).
  * Block-uniform control flow: every thread must call it.
  */
+/* The word a 16-byte group of keys is handled in: 32 bits (two 16-bit keys, or one), or 64. */
+template <int KB> struct air_cword { typedef unsigned type; };
+template <> struct air_cword<64> { typedef unsigned long long type; };
+
+/* Defined with the cluster path below: rank keys of a 16-byte group, and whether one exceeds thr. */
+template <topk_dtype DT>
+__device__ __forceinline__ uint4 air_rank_keys(const uint4& raw, bool smallest);
+__device__ __forceinline__ bool air_any_gt(const uint4& v, unsigned thr, int kb);
+__device__ __forceinline__ bool air_any_gt(const uint4& v, unsigned long long thr, int);
+
 template <topk_dtype DT, typename IdxT>
 __device__ void air_start_tiles(const air_params& P, const air_pass_desc& S, const air_row_extent& R,
                                 unsigned long long bound64, IdxT* s_hist, unsigned int* s_warp32, IdxT* s_base,
@@ -673,18 +683,33 @@ __device__ void air_start_tiles(const air_params& P, const air_pass_desc& S, con
   const int64_t ntiles = (R.len + TILE - 1) / TILE;
   const bool vec = (((uintptr_t)src_raw) & 15) == 0; /* block-uniform: one row's source */
   IdxT staged = 0;                                    /* block-uniform */
+  /* A 16-byte group is tested as a whole first (keys > bound - 1, both halves of a word at once
+   * for 16-bit keys), then element by element only where it passes: few groups do. */
+  typedef typename air_cword<KB>::type CT;
+  const CT gthr = KB == 16 ? (CT)((bound - 1u) & 0xFFFFu) * (CT)0x10001u : (CT)(KeyT)(bound - 1u);
+  const bool group_test = bound > 0; /* block-uniform; bound 0 takes every element */
 
   for (int64_t t = first_tile; t < ntiles; t += tile_stride) {
     RawT raw[ITEMS];
     IdxT idx[ITEMS]; /* unused: positions are recomputed where an element is written */
     const unsigned valid = air_load_tile<RawT, IdxT, ITEMS>(src_raw, (const IdxT*)0, t, R.len, vec, raw, idx);
+    const bool whole = vec && group_test && (t + 1) * TILE <= R.len; /* air_load_tile's 16-byte groups */
     unsigned take = 0;
 #pragma unroll
-    for (int j = 0; j < ITEMS; ++j) {
-      const KeyT key = topk_to_rank_key<DT>(raw[j], smallest);
-      if (((valid >> j) & 1u) && key >= bound) {
-        take |= 1u << j;
-        atomicAdd(&s_hist[(int)((key >> dshift) & (KeyT)(nbins - 1))], (IdxT)1);
+    for (int g = 0; g < ITEMS / V; ++g) {
+      if (whole) {
+        uint4 w;
+        memcpy(&w, &raw[g * V], 16);
+        if (!air_any_gt(air_rank_keys<DT>(w, smallest), gthr, KB)) continue;
+      }
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        const int j = g * V + e;
+        const KeyT key = topk_to_rank_key<DT>(raw[j], smallest);
+        if (((valid >> j) & 1u) && key >= bound) {
+          take |= 1u << j;
+          atomicAdd(&s_hist[(int)((key >> dshift) & (KeyT)(nbins - 1))], (IdxT)1);
+        }
       }
     }
     if (!__syncthreads_or(take != 0)) continue; /* most tiles: one barrier */
@@ -1500,8 +1525,6 @@ __host__ __device__ __forceinline__ int64_t air_cluster_smem_bytes(int64_t slice
 }
 
 /* The word the cluster kernel computes keys in: 32 bits for 16- and 32-bit keys (two 16-bit keys per word). */
-template <int KB> struct air_cword { typedef unsigned type; };
-template <> struct air_cword<64> { typedef unsigned long long type; };
 
 /* A 16-byte group as words and back. */
 __device__ __forceinline__ void air_words(const uint4& v, unsigned (&w)[4]) {

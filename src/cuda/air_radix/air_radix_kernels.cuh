@@ -640,15 +640,6 @@ __device__ void air_filter_tiles(const air_params& P, const air_pass_desc& S, in
   }
 }
 
-/*
- * The sampled start's pass 0 over tiles first_tile, first_tile + tile_stride, ... of the
- * row: counts the first digit of every element >= the bound in s_hist and writes those
- * elements to candidate buffer 0 (slots from *buf_cnt, counted even past the buffer's end).
- * They are staged in shared memory (s_stage_*: stage_cap entries) and claim buffer slots once
- * per stage: a row with many ties at the bound has a candidate in most tiles, and a claim per
- * tile on the row's one counter serialised in L2 (radix-adversarial 2^30: 2.2 against 2.08 ms).
- * Block-uniform control flow: every thread must call it.
- */
 /* The word a 16-byte group of keys is handled in: 32 bits (two 16-bit keys, or one), or 64. */
 template <int KB> struct air_cword { typedef unsigned type; };
 template <> struct air_cword<64> { typedef unsigned long long type; };
@@ -659,6 +650,15 @@ __device__ __forceinline__ uint4 air_rank_keys(const uint4& raw, bool smallest);
 __device__ __forceinline__ bool air_any_gt(const uint4& v, unsigned thr, int kb);
 __device__ __forceinline__ bool air_any_gt(const uint4& v, unsigned long long thr, int);
 
+/*
+ * The sampled start's pass 0 over tiles first_tile, first_tile + tile_stride, ... of the
+ * row: counts the first digit of every element >= the bound in s_hist and writes those
+ * elements to candidate buffer 0 (slots from *buf_cnt, counted even past the buffer's end).
+ * They are staged in shared memory (s_stage_*: stage_cap entries) and claim buffer slots once
+ * per stage: a row with many ties at the bound has a candidate in most tiles, and a claim per
+ * tile on the row's one counter serialised in L2 (radix-adversarial 2^30: 2.2 against 2.08 ms).
+ * Block-uniform control flow: every thread must call it.
+ */
 template <topk_dtype DT, typename IdxT>
 __device__ void air_start_tiles(const air_params& P, const air_pass_desc& S, const air_row_extent& R,
                                 unsigned long long bound64, IdxT* s_hist, unsigned int* s_warp32, IdxT* s_base,

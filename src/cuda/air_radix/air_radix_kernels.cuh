@@ -65,7 +65,8 @@
  *   I2  C is non-increasing over passes, so once a pass buffers, every later pass
  *       buffers too, and the first buffering pass reads the input: each result is
  *       written exactly once (by the first buffering pass that sees it, else by the
- *       final filter).
+ *       final filter). The sampled start's pass 0 buffers results and candidates alike
+ *       (at level 0 nothing is known to be a result), so pass 1 is the first to write.
  *   I3  pass p reads buffer (p-1)&1 and writes buffer p&1, never the same one.
  *   I4  the last block of a pass is the only block touching the row's histogram and
  *       state after the other blocks have counted themselves finished; it zeroes

@@ -10,10 +10,10 @@
 void gpu_case_describe(const gpu_case* c) {
   fprintf(stderr,
           "  case: algo=%s %s batch=%lld n=%lld k=%lld ld=%lld flags=0x%x index=%d dist=%s equal_bits=%d "
-          "nan=%.2f inf=%.2f offsets=%s lib_workspace=%d",
+          "nan=%.2f inf=%.2f zero=%.2f offsets=%s lib_workspace=%d",
           topk_algo_name(c->algo), topk_dtype_name(c->dtype), (long long)c->batch, (long long)c->n,
           (long long)c->k, (long long)c->ld, c->flags, (int)c->index_type, gen_dist_name(c->gen.dist),
-          c->gen.equal_bits, c->gen.nan_fraction, c->gen.inf_fraction, c->offsets ? "yes" : "no",
+          c->gen.equal_bits, c->gen.nan_fraction, c->gen.inf_fraction, c->gen.zero_fraction, c->offsets ? "yes" : "no",
           c->lib_workspace);
   for (int i = 0; i < GPU_CASE_MAX_ENV && c->env[i][0]; ++i)
     fprintf(stderr, " %s=%s", c->env[i][0], c->env[i][1] ? c->env[i][1] : "(unset)");

@@ -846,6 +846,20 @@ TEST(rows_stream) {
       RUN(.dtype = dts[d], .batch = 3, .n = 33333, .k = 64, .ld = 33334, .index_type = TOPK_INDEX_NONE,
           .gen = {.dist = GEN_UNIFORM}, .path = "rows", .rows_stream = stream[s]);
     }
+  /* 16-bit keys, the largest: the stream trusts its packed value compare (topk_key_floor::exact)
+   * except where thr's value is zero, where -0 (keyed below +0) compares equal to +0. Rows of
+   * +-0 and U[0,1) with the k-th value zero, k-th below the first compaction's threshold or not,
+   * NaNs and infinities mixed in */
+  for (int d = 1; d <= 2; ++d) {
+    const topk_dtype dt = d == 1 ? TOPK_F16 : TOPK_BF16;
+    RUN(.dtype = dt, .batch = 3, .n = 150000, .k = 10000, .gen = {.dist = GEN_UNIFORM, .zero_fraction = 0.95},
+        .path = "rows");
+    RUN(.dtype = dt, .batch = 3, .n = 150000, .k = 2048, .gen = {.dist = GEN_UNIFORM, .zero_fraction = 0.99},
+        .path = "rows");
+    RUN(.dtype = dt, .batch = 2, .n = 150000, .k = 3000, .flags = TOPK_SORTED,
+        .gen = {.dist = GEN_NORMAL, .nan_fraction = 0.001, .inf_fraction = 0.001, .zero_fraction = 0.2},
+        .path = "rows");
+  }
   /* the unforced choice: half a row per SM of 2^20 (132-SM H100: ROWS), radix-adversarial */
   RUN(.dtype = TOPK_F32, .batch = 70, .n = (int64_t)1 << 20, .k = 256,
       .gen = {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 20});

@@ -178,7 +178,7 @@ int gen_fill(void* out, topk_dtype dt, int64_t count, const gen_opts* o) {
       }
       default: return -1;
     }
-    if (fl && (o->nan_fraction > 0 || o->inf_fraction > 0)) {
+    if (fl && (o->nan_fraction > 0 || o->inf_fraction > 0 || o->zero_fraction > 0)) {
       uint64_t r2 = mix(seed, (uint64_t)i, 2);
       double u = unit(r2);
       int neg = (int)(r2 & 1u);
@@ -189,6 +189,8 @@ int gen_fill(void* out, topk_dtype dt, int64_t count, const gen_opts* o) {
         if (dt == TOPK_F32) ((uint32_t*)out)[i] |= (uint32_t)payload; /* varied payloads */
       } else if (u < o->nan_fraction + o->inf_fraction) {
         store_double(out, i, dt, neg ? -INFINITY : INFINITY);
+      } else if (u < o->nan_fraction + o->inf_fraction + o->zero_fraction) {
+        store_double(out, i, dt, neg ? -0.0 : 0.0);
       }
     }
   }

@@ -29,6 +29,7 @@ typedef struct gen_opts {
   int      equal_bits;    /* radix-adversarial: shared leading key bits; 0 = 20 (clamped to width - 4) */
   double   nan_fraction;  /* floats: fraction of NaNs (random sign and payload) */
   double   inf_fraction;  /* floats: fraction of +-inf */
+  double   zero_fraction; /* floats: fraction of +-0 (the zeros' signs order their keys, not their values) */
   int64_t  row_length;    /* sorted distributions restart every row_length elements; 0 = never */
 } gen_opts;
 

@@ -116,12 +116,20 @@ __device__ __forceinline__ void air_rows_offer_vecs(const uint4 (&v)[U], unsigne
   }
 }
 
-/* Element t (a runtime index) of a 16-byte vector of 16-bit elements, by selects rather than an
- * indexed (local-memory) array. */
-__device__ __forceinline__ uint16_t air_rows_vec_elem16(const uint4& q, int t) {
-  const int wi = t >> 1;
-  const unsigned w = wi == 0 ? q.x : wi == 1 ? q.y : wi == 2 ? q.z : q.w;
-  return (uint16_t)(w >> (16 * (t & 1)));
+/* The 16-bit element at bit p of a mask in pass_bits' layout over the U <= 4 vectors v (vector
+ * p / 4 % 4, word p % 4, half p / 16), by selects rather than an indexed (local-memory) array. */
+template <int U>
+__device__ __forceinline__ uint16_t air_rows_elem16_at(const uint4 (&v)[U], int p) {
+  static_assert(U == 1 || U == 2 || U == 4, "pass_bits' layout holds four vectors");
+  const bool odd = (p & 1) != 0, hi_pair = (p & 2) != 0;
+  uint4 q = v[0]; /* a select tree on the vector bits, then the word bits: no branches */
+  if constexpr (U == 2) q = (p & 4) ? v[1] : v[0];
+  if constexpr (U == 4) {
+    const uint4 a = (p & 4) ? v[1] : v[0], b = (p & 4) ? v[3] : v[2];
+    q = (p & 8) ? b : a;
+  }
+  const unsigned lo = hi_pair ? q.z : q.x, hi = hi_pair ? q.w : q.y;
+  return (uint16_t)((odd ? hi : lo) >> (p & 16));
 }
 
 /*
@@ -373,11 +381,12 @@ __device__ int air_rows_stream(const typename topk_dtype_traits<DT>::raw_t* row,
   }
   /* 16-byte loads, the next step's issued before this step is offered. (Two buffers used in
    * turn instead of this copy measured 1.15-1.35x slower: docs/perf-notes.md v0.13.) */
+  const uint4* vpt = vp + threadIdx.x; /* this thread's vectors: vpt[j0 + u * AIR_THREADS] */
   auto load = [&](uint4(&v)[U], unsigned j0) {
 #pragma unroll
     for (int u = 0; u < U; ++u) {
-      const unsigned j = j0 + (unsigned)(u * AIR_THREADS) + threadIdx.x;
-      if (j < nvec) v[u] = vp[j];
+      const unsigned j = j0 + (unsigned)(u * AIR_THREADS);
+      if (j + threadIdx.x < nvec) v[u] = vpt[j];
     }
   };
   constexpr unsigned STEP_VEC = (unsigned)(U * AIR_THREADS);
@@ -386,41 +395,37 @@ __device__ int air_rows_stream(const typename topk_dtype_traits<DT>::raw_t* row,
   for (unsigned j0 = 0; j0 < nvec; j0 += STEP_VEC) {
     if (j0 + STEP_VEC < nvec) load(nxt, j0 + STEP_VEC);
     if constexpr (sizeof(RawT) == 2) {
-      /* 16-bit keys: the exact test per element that may pass (packed compares, pass_mask), not
-       * per vector: with 8 elements a vector, most vectors of a dsa row hold one once thr nears
-       * the k-th key. Measured 1.15x on dsa bf16 4096 x 131072; the same loop for 32-bit keys
-       * measured 0.84-0.94x, so they keep the test per vector (docs/perf-notes.md v0.19). */
-      /* The exact test per element that may pass, then one claim for all of a thread's passing
-       * elements of the step (a warp scan and one atomic a warp), then the writes: the claim per
-       * element kept the warp in a divergent loop of ballots and shared atomics (ncu, dsa bf16:
-       * 16.3 active threads a warp, docs/perf-notes.md v0.28). */
-      unsigned em[U], cnt = 0;
+      /* 16-bit keys: one mask of the elements that pass for the thread's U vectors (packed
+       * compares, pass_bits), one claim for all of them (a warp scan and one atomic a warp), then a
+       * loop over the mask's bits that writes them. Where pass_bits is not exact (the smallest, a
+       * zero or infinite thr) each bit is tested exactly first. A loop per vector, a mask
+       * bit per element in order and the exact test everywhere took 427 warp instructions a step
+       * on dsa bf16 (ncu source counters, docs/perf-notes.md v0.31); the claim per element before
+       * that kept the warp in a divergent loop of ballots and shared atomics (v0.28). */
+      unsigned m = 0;
 #pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const unsigned j = j0 + (unsigned)(u * AIR_THREADS) + threadIdx.x;
-        unsigned m = j < nvec ? pre.pass_mask(cur[u]) : 0u, e = 0;
-        while (m) {
-          const int t = __ffs(m) - 1;
-          m &= m - 1;
-          if (topk_to_rank_key<DT>((RawT)air_rows_vec_elem16(cur[u], t), smallest) >= thr) e |= 1u << t;
+      for (int u = 0; u < U; ++u)
+        if (j0 + (unsigned)(u * AIR_THREADS) + threadIdx.x < nvec) m |= pre.pass_bits(cur[u]) << (4 * u);
+      if (!pre.exact) {
+        unsigned e = 0;
+        for (unsigned b = m; b;) {
+          const int p = __ffs(b) - 1;
+          b &= b - 1;
+          if (topk_to_rank_key<DT>((RawT)air_rows_elem16_at<U>(cur, p), smallest) >= thr) e |= 1u << p;
         }
-        em[u] = e;
-        cnt += (unsigned)__popc(e);
+        m = e;
       }
+      const unsigned cnt = (unsigned)__popc(m);
       unsigned slot = air_warp_claim<unsigned>(cnt, s_nbuf);
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const unsigned j = j0 + (unsigned)(u * AIR_THREADS) + threadIdx.x;
-        unsigned e = em[u];
-        while (e) {
-          const int t = __ffs(e) - 1;
-          e &= e - 1;
-          s_bkey[slot] = topk_to_rank_key<DT>((RawT)air_rows_vec_elem16(cur[u], t), smallest);
-          s_bidx[slot] = head + j * (unsigned)V + (unsigned)t;
-          ++slot;
-        }
+      const unsigned idx0 = head + (j0 + threadIdx.x) * (unsigned)V; /* element 0 of vector 0 */
+      if (cnt) my_end = slot + cnt;
+      while (m) {
+        const int p = __ffs(m) - 1;
+        m &= m - 1;
+        s_bkey[slot] = topk_to_rank_key<DT>((RawT)air_rows_elem16_at<U>(cur, p), smallest);
+        s_bidx[slot] = idx0 + (unsigned)((p >> 2 & 3) * AIR_THREADS * V + (p & 3) * 2 + (p >> 4));
+        ++slot;
       }
-      if (cnt) my_end = slot;
     } else {
       air_rows_offer_vecs<RawT, U>(cur, j0, nvec, head, offer, pre);
     }

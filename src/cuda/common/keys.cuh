@@ -139,7 +139,7 @@ template <> struct topk_key_floor_value<TOPK_U64> { typedef uint64_t type; };
  * 16-bit floats widen first). It never rejects an element whose rank key is >= thr. For
  * floats NaNs always pass and -0 compares equal to +0, so a few elements below thr may pass
  * too: callers test those exactly (flushing subnormals to zero keeps it safe: the flush is
- * monotone). For integers it is exact.
+ * monotone), except where `exact` says no element can. For integers it is exact.
  */
 template <topk_dtype DT> struct topk_key_floor {
   typedef typename topk_dtype_traits<DT>::raw_t RawT;
@@ -149,6 +149,11 @@ template <topk_dtype DT> struct topk_key_floor {
   ValT t;      /* elements whose value is below t (above t, smallest) fail */
   unsigned t2; /* 16-bit floats: t's own bits in both halves, for packed compares */
   bool smallest;
+  /* 16-bit floats: pass_bits is exactly "rank key >= thr". So for the largest when thr is at
+   * most +inf's key and t is a normal number or -inf: NaNs pass both tests; a zero t would let -0
+   * (keyed below +0) pass the value compare, and a subnormal one would not survive a compare
+   * that flushes. (Not for the smallest: NaNs, the worst there, pass the unordered compare.) */
+  bool exact;
 
   static __device__ __forceinline__ ValT value(RawT raw) {
     if constexpr (DT == TOPK_F64) return __longlong_as_double((long long)raw);
@@ -176,6 +181,11 @@ template <topk_dtype DT> struct topk_key_floor {
       const unsigned b = __half_as_ushort(__float2half_rn(f.t));
       f.t2 = b | b << 16;
     }
+    f.exact = false;
+    if constexpr (DT == TOPK_BF16 || DT == TOPK_F16) {
+      const float min_normal = DT == TOPK_F16 ? 6.103515625e-05f : 1.17549435e-38f;
+      f.exact = !smallest && thr <= topk_rank_key_hi<DT>() && fabsf(f.t) >= min_normal;
+    }
     return f;
   }
   /* Whether any element of a 16-byte vector may pass (the direction tested once). */
@@ -196,9 +206,11 @@ template <topk_dtype DT> struct topk_key_floor {
     }
     return any;
   }
-  /* 16-bit floats: bit i set where element i of a 16-byte vector may pass. */
-  __device__ __forceinline__ unsigned pass_mask(const uint4& q) const {
-    static_assert(DT == TOPK_BF16 || DT == TOPK_F16, "pass_mask: 16-bit floats");
+  /* 16-bit floats: where the elements of a 16-byte vector may pass: bit i for element 2i (the
+   * low half of word i) and bit 16 + i for element 2i + 1, so a caller can put the masks of up to
+   * four vectors in one word (vector u shifted by 4u). Three instructions a word. */
+  __device__ __forceinline__ unsigned pass_bits(const uint4& q) const {
+    static_assert(DT == TOPK_BF16 || DT == TOPK_F16, "pass_bits: 16-bit floats");
     /* two elements a compare: the unordered compares pass NaNs as the float ones do */
     const unsigned wv[4] = {q.x, q.y, q.z, q.w};
     unsigned m = 0;
@@ -212,7 +224,7 @@ template <topk_dtype DT> struct topk_key_floor {
         const __half2 a = *(const __half2*)&wv[i], b = *(const __half2*)&t2;
         r = smallest ? __hleu2_mask(a, b) : __hgeu2_mask(a, b);
       }
-      m |= ((r & 1u) | (r >> 15 & 2u)) << (2 * i);
+      m |= (r & 0x10001u) << i;
     }
     return m;
   }

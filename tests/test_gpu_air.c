@@ -40,6 +40,8 @@ typedef struct air_case {
   const char*    rows_cap;      /* TOPK_AIR_ROWS_CAP (ROWS candidate buffer), or NULL for the default */
   const char*    rows_bits;     /* TOPK_AIR_ROWS_FIRST_BITS, or NULL for the default */
   const char*    rows_stream;   /* TOPK_AIR_ROWS_STREAM ("0": no one-read start), or NULL for the default */
+  const char*    rows_sample;   /* TOPK_AIR_ROWS_SAMPLE ("0": the stream without its sampled start), or NULL */
+  const char*    rows_keep;     /* TOPK_AIR_ROWS_SAMPLE_KEEP (the sample's keep forced), or NULL */
   const char*    res_vecs;      /* TOPK_AIR_RES_VECS (RESIDENT vectors per thread aimed at), or NULL */
   const char*    res_rank;      /* TOPK_AIR_RES_RANK ("0": RESIDENT's radix finish only), or NULL */
   const char*    res_del;       /* TOPK_AIR_RES_DELEGATES ("0": no delegate start; K: for k <= K), or NULL */
@@ -67,6 +69,8 @@ static int run_case(const air_case* a) {
                               {"TOPK_AIR_ROWS_CAP", a->rows_cap},
                               {"TOPK_AIR_ROWS_FIRST_BITS", a->rows_bits},
                               {"TOPK_AIR_ROWS_STREAM", a->rows_stream},
+                              {"TOPK_AIR_ROWS_SAMPLE", a->rows_sample},
+                              {"TOPK_AIR_ROWS_SAMPLE_KEEP", a->rows_keep},
                               {"TOPK_AIR_RES_VECS", a->res_vecs},
                               {"TOPK_AIR_RES_RANK", a->res_rank},
                               {"TOPK_AIR_RES_DELEGATES", a->res_del},
@@ -139,10 +143,15 @@ TEST(sanitizer_small) {
   RUN(.dtype = TOPK_F32, .batch = 2, .n = 402000, .k = 100, .flags = TOPK_SORTED, .gen = {.dist = GEN_UNIFORM},
       .offsets = off_ad, .path = "adaptive");
   /* the rows path: the one-read start with compactions (normal), giving up after the compaction
-   * limit (ascending) or on ties (all equal, misaligned); without it, buffered from pass 1; with a
-   * tiny buffer, ties broken over global memory */
+   * limit (ascending, exact threshold) or on ties (all equal, misaligned); the sampled start
+   * (ascending), and its threshold too high (keep forced to 1: the row streams again); without
+   * the start, buffered from pass 1; with a tiny buffer, ties broken over global memory */
   RUN(.dtype = TOPK_F32, .batch = 3, .n = 20000, .k = 100, .gen = {.dist = GEN_NORMAL}, .path = "rows");
+  RUN(.dtype = TOPK_F32, .batch = 2, .n = 70000, .k = 100, .gen = {.dist = GEN_SORTED_ASC}, .path = "rows",
+      .rows_stream = "1");
   RUN(.dtype = TOPK_F32, .batch = 2, .n = 70000, .k = 100, .gen = {.dist = GEN_SORTED_ASC}, .path = "rows");
+  RUN(.dtype = TOPK_BF16, .batch = 2, .n = 70000, .k = 300, .gen = {.dist = GEN_NORMAL}, .path = "rows",
+      .rows_keep = "1");
   RUN(.dtype = TOPK_BF16, .batch = 2, .n = 30001, .k = 500, .ld = 30003, .flags = TOPK_SORTED,
       .gen = {.dist = GEN_ALL_EQUAL}, .path = "rows");
   RUN(.dtype = TOPK_F32, .batch = 3, .n = 20000, .k = 100, .gen = {.dist = GEN_NORMAL}, .path = "rows",
@@ -830,6 +839,20 @@ TEST(rows_stream) {
       RUN(.dtype = dts[d], .batch = 3, .n = 70001, .k = 100, .flags = flags, .gen = gpu_case_dists[g], .path = "rows");
       RUN(.dtype = dts[d], .batch = 2, .n = 150000, .k = 1500, .flags = (flags ^ TOPK_SMALLEST) | TOPK_SORTED,
           .gen = gpu_case_dists[g], .path = "rows");
+    }
+  /* the sampled start: off, and its threshold too high (keep forced) on every dtype and direction;
+   * ascending and descending rows (a sample from the whole range), rows just long enough for it */
+  for (int d = 0; d < COUNT(dts); ++d)
+    for (int smallest = 0; smallest < 2; ++smallest) {
+      const unsigned flags = smallest ? TOPK_SMALLEST : 0u;
+      RUN(.dtype = dts[d], .batch = 2, .n = 70001, .k = 500, .flags = flags, .gen = {.dist = GEN_NORMAL},
+          .path = "rows", .rows_sample = "0");
+      RUN(.dtype = dts[d], .batch = 2, .n = 70001, .k = 500, .flags = flags | TOPK_SORTED,
+          .gen = {.dist = GEN_UNIFORM}, .path = "rows", .rows_keep = smallest ? "3" : "1");
+      RUN(.dtype = dts[d], .batch = 2, .n = 65536, .k = 2048, .flags = flags, .gen = {.dist = GEN_SORTED_ASC},
+          .path = "rows");
+      RUN(.dtype = dts[d], .batch = 2, .n = 65536, .k = 2048, .flags = flags, .gen = {.dist = GEN_SORTED_DESC},
+          .path = "rows");
     }
   for (int s = 0; s < COUNT(stream); ++s)
     for (int d = 0; d < COUNT(dts); ++d) {

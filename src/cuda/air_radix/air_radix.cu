@@ -140,7 +140,9 @@
  * 64-bit keys, or what the one-read start needs), TOPK_AIR_ROWS_FIRST_BITS (ROWS first
  * digit, 8..13, default 11), TOPK_AIR_ROWS_STREAM=0 (ROWS without its one-read start; the
  * path choice is unchanged), TOPK_AIR_ROWS_STREAM=1 (the one-read start without its
- * speculative threshold), TOPK_AIR_ROWS_BPS=2|3 (ROWS' blocks per SM)
+ * speculative threshold), TOPK_AIR_ROWS_SAMPLE=0 (the speculative one without its sampled start),
+ * TOPK_AIR_ROWS_SAMPLE_KEEP=N (the sample's keep forced: tests make its threshold too high),
+ * TOPK_AIR_ROWS_BPS=2|3 (ROWS' blocks per SM)
  * TOPK_AIR_START=0|N (MULTI's sampled start off, or from rows of N elements; default 2^22),
  * TOPK_AIR_START_RANK=R (the start's sample rank forced, no limit: tests make it fail both ways)
  * and TOPK_AIR_PATH=one|multi|fused|cluster|adaptive|rows|resident (force a path; tests use it).
@@ -290,7 +292,7 @@ typedef struct air_layout {
   int rows;             /* ROWS: air_rows_kernel, a block per row streaming it (rows_first_bits, rows_cap) */
   int rows_first_bits;
   int64_t rows_cap;
-  int rows_stream;      /* ROWS: AIR_ROWS_STREAM_OFF, _EXACT or _SPEC (air_rows_stream); rows_cap is then >= its need */
+  int rows_stream;      /* ROWS: AIR_ROWS_STREAM_OFF, _EXACT or _SPEC and its flags (air_rows_stream); rows_cap is then >= its need */
   size_t rows_smem;
   int key_bits;         /* 16, 32, 64 */
   int es;               /* element bytes */
@@ -446,12 +448,18 @@ static int64_t env_rows_cap(void) { /* 0: not forced */
   return c >= 1 && c <= 16384 ? (int64_t)c : 0;
 }
 /* TOPK_AIR_ROWS_STREAM=0: ROWS without the one-read start; =1: without its speculative
- * threshold (measurement, tests). Returns an AIR_ROWS_STREAM_OFF/EXACT/SPEC. */
+ * threshold; TOPK_AIR_ROWS_SAMPLE=0: the speculative one without its sampled start;
+ * TOPK_AIR_ROWS_SAMPLE_KEEP=N (1..1024): the sample's keep forced (measurement, tests).
+ * Returns the kernel's stream argument: an AIR_ROWS_STREAM_OFF/EXACT/SPEC and its flags. */
 static int env_rows_stream(void) {
   const char* s = getenv("TOPK_AIR_ROWS_STREAM");
   if (s && strcmp(s, "0") == 0) return AIR_ROWS_STREAM_OFF;
   if (s && strcmp(s, "1") == 0) return AIR_ROWS_STREAM_EXACT;
-  return AIR_ROWS_STREAM_SPEC;
+  const char* ns = getenv("TOPK_AIR_ROWS_SAMPLE");
+  if (ns && strcmp(ns, "0") == 0) return AIR_ROWS_STREAM_SPEC | AIR_ROWS_STREAM_NO_SAMPLE;
+  const char* ks = getenv("TOPK_AIR_ROWS_SAMPLE_KEEP");
+  const long keep = ks && *ks ? atol(ks) : 0;
+  return AIR_ROWS_STREAM_SPEC | (keep >= 1 && keep <= 1024 ? (int)keep << AIR_ROWS_STREAM_KEEP_SHIFT : 0);
 }
 
 static int env_rows_first_bits(void) {

@@ -217,10 +217,15 @@ __device__ __forceinline__ int air_rows_digit(KeyT key, unsigned idx, bool by_ke
 /* AIR_ROWS_COMPACT_E: buffer entries per thread per compaction round (8 spilled 48-64 bytes at 80
  * registers once the speculative threshold's values were live; 4 spills nothing) */
 enum { AIR_ROWS_STREAM_MAX_COMPACTIONS = 8, AIR_ROWS_COMPACT_E = 4 };
+/* The speculative stream's sampled start: rows of at least this many rounds (below). */
+enum { AIR_ROWS_SAMPLE_MIN_ROUNDS = 8 };
 /* What air_rows_stream returns */
 enum { AIR_ROWS_STREAM_GAVE_UP = 0, AIR_ROWS_STREAM_OK = 1, AIR_ROWS_STREAM_TOO_FEW = 2 };
 /* The kernel's `stream` argument: no one-read start, the exact one, or the speculative one first */
 enum { AIR_ROWS_STREAM_OFF = 0, AIR_ROWS_STREAM_EXACT = 1, AIR_ROWS_STREAM_SPEC = 2 };
+/* Further bits of the kernel's `stream` argument: the mode above in the low two, SPEC without the
+ * sampled start, and the sample's keep forced (tests: a thr too high) from bit 8 up, 0: not forced */
+enum { AIR_ROWS_STREAM_MODE = 3, AIR_ROWS_STREAM_NO_SAMPLE = 4, AIR_ROWS_STREAM_KEEP_SHIFT = 8 };
 
 /* Entries a speculative compaction keeps after `seen` of the row's len elements (above): the
  * expected number of the row's k best among them, mu = k seen / len, plus 4 sqrt(mu) + 8; at
@@ -247,18 +252,15 @@ __host__ __device__ __forceinline__ int64_t air_rows_stream_cap(int64_t k, int e
 }
 
 /*
- * Raises thr to the largest key prefix whose keys in the buffer number at least k and at
- * most `target` (or to the exact k-th key when no coarser prefix is that small), then
- * keeps only the entries >= thr, in place. Every thread calls it; all get the same result.
- * Returns false when the entries >= the exact k-th key exceed `room` (ties: the stream
- * gives up).
+ * The largest key prefix whose keys among the n buffer entries number at least k and at most
+ * `target` (or the exact k-th key when no coarser prefix is that small), as a threshold key in
+ * *t; returns how many entries are >= it. Needs k <= n. Every thread calls it; all get the same
+ * result (it ends with a barrier).
  */
 template <typename KeyT, int KB>
-__device__ bool air_rows_compact(KeyT* s_bkey, unsigned* s_bidx, unsigned* s_nbuf, unsigned* s_hist,
-                                 unsigned* s_warp, air_choice<unsigned>* s_choice, unsigned k, unsigned target,
-                                 unsigned room, KeyT& thr) {
+__device__ unsigned air_rows_prefix(const KeyT* s_bkey, unsigned n, unsigned* s_hist, unsigned* s_warp,
+                                    air_choice<unsigned>* s_choice, unsigned k, unsigned target, KeyT* t) {
   typedef typename air_rows_word<KB>::type W;
-  const unsigned n = *s_nbuf;
   unsigned k_rem = k, ge = n;
   int lk = 0;
   W pk = 0;
@@ -279,11 +281,26 @@ __device__ bool air_rows_compact(KeyT* s_bkey, unsigned* s_bidx, unsigned* s_nbu
     ge = (k - k_rem) + s_choice->count; /* entries whose key has the prefix pk or a greater one */
     if (ge <= target) break;
   }
+  *t = (KeyT)(lk < KB ? pk << (KB - lk) : pk);
+  __syncthreads(); /* s_choice read by all before a later call rewrites it */
+  return ge;
+}
+
+/*
+ * Raises thr to air_rows_prefix's threshold over the buffer, then keeps only the entries >= thr,
+ * in place. Every thread calls it; all get the same result. Returns false when the entries >=
+ * the exact k-th key exceed `room` (ties: the stream gives up).
+ */
+template <typename KeyT, int KB>
+__device__ bool air_rows_compact(KeyT* s_bkey, unsigned* s_bidx, unsigned* s_nbuf, unsigned* s_hist,
+                                 unsigned* s_warp, air_choice<unsigned>* s_choice, unsigned k, unsigned target,
+                                 unsigned room, KeyT& thr) {
+  const unsigned n = *s_nbuf;
+  KeyT t;
+  const unsigned ge = air_rows_prefix<KeyT, KB>(s_bkey, n, s_hist, s_warp, s_choice, k, target, &t);
   if (ge > room) return false;
-  const KeyT t = (KeyT)(lk < KB ? pk << (KB - lk) : pk);
   if (t > thr) thr = t;
-  __syncthreads(); /* s_choice and n read by all before the buffer and its count change */
-  if (threadIdx.x == 0) *s_nbuf = 0;
+  if (threadIdx.x == 0) *s_nbuf = 0; /* every thread read n before air_rows_prefix's last barrier */
   __syncthreads();
   /* In rounds: a round's entries are read into registers before any is written back, and the
    * kept ones go to slots below the end of the rounds read so far. */
@@ -314,14 +331,16 @@ __device__ bool air_rows_compact(KeyT* s_bkey, unsigned* s_bidx, unsigned* s_nbu
 }
 
 /*
- * Streams the row once into the buffer (above), speculatively when spec. Returns (the same for
+ * Streams the row once into the buffer (above), speculatively when spec, then from a sampled start
+ * unless sample_keep < 0 (> 0: the sample's keep forced). Returns (the same for
  * all threads) AIR_ROWS_STREAM_OK when the buffer then holds the row's k best, *s_nbuf entries;
  * AIR_ROWS_STREAM_GAVE_UP when it gave up; AIR_ROWS_STREAM_TOO_FEW when a speculative threshold
  * proved too high. Needs cap >= air_rows_stream_cap(k, sizeof(RawT)), k < len, *s_nbuf == 0.
  */
 template <topk_dtype DT>
 __device__ int air_rows_stream(const typename topk_dtype_traits<DT>::raw_t* row, unsigned len, bool smallest,
-                               unsigned k, bool spec, unsigned cap, typename topk_dtype_traits<DT>::key_t* s_bkey,
+                               unsigned k, bool spec, int sample_keep, unsigned cap,
+                               typename topk_dtype_traits<DT>::key_t* s_bkey,
                                unsigned* s_bidx, unsigned* s_nbuf, unsigned* s_hist, unsigned* s_warp,
                                air_choice<unsigned>* s_choice) {
   typedef typename topk_dtype_traits<DT>::raw_t RawT;
@@ -352,6 +371,35 @@ __device__ int air_rows_stream(const typename topk_dtype_traits<DT>::raw_t* row,
   const unsigned head = air_rows_head(row, len); /* misaligned elements: all scalar, by rounds */
   const unsigned nvec = (len - head) / V;
   const uint4* vp = (const uint4*)(row + head);
+  /* The sampled start: a speculative thr from a round's worth of the row, U vectors a thread
+   * spread evenly over it, selected as the first round's compaction would select (keep and its
+   * prefix slack). It stands for that compaction: the first round no longer enters the buffer
+   * whole (every element passed thr = 0 and was written), and sorted rows get a thr from their
+   * whole range instead of from their start. A sample too high makes the stream end
+   * TOO_FEW, as a first round's thr could. 16-bit keys only: measured 1.04-1.09x there, and
+   * 0.976-0.988x on f32 rows of 32768..131072 (docs/perf-notes.md v0.31). */
+  if (sizeof(RawT) == 2 && spec && sample_keep >= 0 && nvec >= (unsigned)(AIR_ROWS_SAMPLE_MIN_ROUNDS * U * AIR_THREADS) &&
+      air_rows_spec_keep(k, ROUND, k_per_elem) <= ROUND / 4) {
+    const unsigned stride = nvec / AIR_THREADS; /* >= 8 U: each thread's vectors are its own */
+    uint4 v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) v[u] = vp[threadIdx.x * stride + (unsigned)u];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      union {
+        uint4 q;
+        RawT e[V];
+      } w;
+      w.q = v[u];
+#pragma unroll
+      for (int t = 0; t < V; ++t) s_bkey[(threadIdx.x * U + u) * V + t] = topk_to_rank_key<DT>(w.e[t], smallest);
+    }
+    __syncthreads();
+    const unsigned keep = sample_keep > 0 ? (unsigned)sample_keep : air_rows_spec_keep(k, ROUND, k_per_elem);
+    air_rows_prefix<KeyT, KB>(s_bkey, ROUND, s_hist, s_warp, s_choice, keep, keep + keep / 4 + 16, &thr);
+    pre = topk_key_floor<DT>::make(thr, smallest);
+    compactions = 1;
+  }
   /* After each step (at most ROUND elements offered, so a step that starts with <= room
    * entries cannot overflow the buffer; `seen` elements offered in all): one barrier, and a
    * compaction when some thread's last slot passed room. A speculative compaction keeps
@@ -471,7 +519,7 @@ __global__ void __launch_bounds__(AIR_THREADS, air_rows_min_blocks(sizeof(typena
   __shared__ unsigned s_warp[AIR_WARPS];
   __shared__ unsigned long long s_ao[2 * AIR_WARPS];
   __shared__ air_choice<unsigned> s_choice;
-  __shared__ unsigned s_out, s_nbuf;
+  __shared__ unsigned s_out, s_nbuf, s_ties;
 
   const int64_t row = P.row0 + blockIdx.x;
   const air_row_extent R = air_row(P, row);
@@ -487,10 +535,12 @@ __global__ void __launch_bounds__(AIR_THREADS, air_rows_min_blocks(sizeof(typena
   const unsigned k = (unsigned)P.k;
   bool streamed = false;
   /* the speculative stream first, then (if its threshold proved too high) the exact one */
-  for (int spec = stream == AIR_ROWS_STREAM_SPEC; stream != AIR_ROWS_STREAM_OFF; spec = 0) {
+  const int mode = stream & AIR_ROWS_STREAM_MODE;
+  const int sample_keep = stream & AIR_ROWS_STREAM_NO_SAMPLE ? -1 : stream >> AIR_ROWS_STREAM_KEEP_SHIFT;
+  for (int spec = mode == AIR_ROWS_STREAM_SPEC; mode != AIR_ROWS_STREAM_OFF; spec = 0) {
     if (threadIdx.x == 0) s_nbuf = 0;
     __syncthreads();
-    const int st = air_rows_stream<DT>(in_row, len, smallest, k, spec != 0, cap, s_bkey, s_bidx, &s_nbuf, s_hist,
+    const int st = air_rows_stream<DT>(in_row, len, smallest, k, spec != 0, sample_keep, cap, s_bkey, s_bidx, &s_nbuf, s_hist,
                                        s_warp, &s_choice);
     streamed = st == AIR_ROWS_STREAM_OK;
     if (st != AIR_ROWS_STREAM_TOO_FEW) break;
@@ -509,7 +559,7 @@ __global__ void __launch_bounds__(AIR_THREADS, air_rows_min_blocks(sizeof(typena
 
   air_rows_level cur = {0, 0, 0ull, 0ull}, prev = cur;
   unsigned k_rem = k, cand = streamed ? nbuf : len;
-  bool buffered = streamed;
+  bool buffered = streamed, tie_rank = false;
 
   /* A result to its output slot (called by the lanes that have one: one atomic per warp). */
   auto emit_one = [&](RawT raw, KeyT key, unsigned idx) {
@@ -614,7 +664,36 @@ __global__ void __launch_bounds__(AIR_THREADS, air_rows_min_blocks(sizeof(typena
       nbuf = s_nbuf < cap ? s_nbuf : cap;
     }
     __syncthreads(); /* s_choice, s_nbuf read by all before the next pass rewrites them */
+    if (buffered && cur.lk >= KB && cur.li == 0 && cand != k_rem && cand <= AIR_THREADS) {
+      tie_rank = true;
+      break;
+    }
     if (cand == k_rem || (cur.lk >= KB && cur.li >= ib)) break;
+  }
+
+  if (tie_rank) {
+    /* The whole key is known and cand buffered entries tie at it, k_rem of them needed: the ties'
+     * indices go to a list and each is ranked by the count of smaller ones, the lowest winning, in
+     * place of index digits (two more passes over the buffer for rows of 2^12..2^22; dsa bf16
+     * rows hold ~80 ties at the k-th key). */
+    const KeyT kth = (KeyT)cur.pk;
+    if (threadIdx.x == 0) s_ties = 0;
+    __syncthreads();
+    for (unsigned e = threadIdx.x; e < nbuf; e += AIR_THREADS) {
+      const KeyT key = s_bkey[e];
+      const unsigned idx = s_bidx[e];
+      if (key > kth) emit_one(topk_raw_of_key<DT>(key, smallest, in_row, idx), key, idx);
+      else if (key == kth) s_hist[air_rows_claim(&s_ties, true)] = idx;
+    }
+    __syncthreads();
+    const unsigned ties = s_ties; /* == cand <= AIR_THREADS */
+    if (threadIdx.x < ties) {
+      const unsigned mine = s_hist[threadIdx.x];
+      unsigned r = 0;
+      for (unsigned j = 0; j < ties; ++j) r += s_hist[j] < mine ? 1u : 0u;
+      if (r < k_rem) emit_one(topk_raw_of_key<DT>(kth, smallest, in_row, mine), kth, mine);
+    }
+    return;
   }
 
   /* The last step: every candidate left is needed (cand == k_rem); results beating cur get their slots too. */

@@ -683,6 +683,11 @@ TEST(short_rows_default) {
     RUN(.dtype = TOPK_BF16, .batch = 3, .n = 16384, .k = 8, .flags = sm, .gen = dists[g]);
     RUN(.dtype = TOPK_I32, .batch = 2, .n = 5000, .k = 1, .flags = sm, .gen = dists[g]);
     RUN(.dtype = TOPK_F16, .batch = 4, .n = 8192, .k = 300, .flags = sm, .index_type = TOPK_INDEX_I32, .gen = dists[g]);
+    /* many unsorted 16-bit rows of 24..32 KB: CLUSTER; just below 24 KB, sorted: ONE-BLOCK */
+    RUN(.dtype = TOPK_BF16, .batch = 1024, .n = 16384, .k = 2048, .flags = sm, .gen = dists[g]);
+    RUN(.dtype = TOPK_F16, .batch = 1100, .n = 12288, .k = 300, .flags = sm, .gen = dists[g]);
+    RUN(.dtype = TOPK_BF16, .batch = 1024, .n = 12287, .k = 2048, .flags = sm, .gen = dists[g]);
+    RUN(.dtype = TOPK_BF16, .batch = 1024, .n = 16384, .k = 100, .flags = sm | TOPK_SORTED, .gen = dists[g]);
     /* just past the rule's edges: ONE-BLOCK */
     RUN(.dtype = TOPK_F32, .batch = 17, .n = 8192, .k = 128, .flags = sm, .gen = dists[g]);
     RUN(.dtype = TOPK_F32, .batch = 1, .n = 8192, .k = 513, .flags = sm, .gen = dists[g]);

@@ -258,6 +258,13 @@ static const int64_t AIR_RES_DEL_K_16 = 512;
  * measured, and keep ONE-BLOCK. */
 static const int64_t AIR_ONE_CLUSTER_MIN_BYTES = 16384;
 static const int64_t AIR_ONE_CLUSTER_MAX_ROWS = 16;
+/* CLUSTER over ONE-BLOCK also for many unsorted 16-bit rows of 24..32 KB (the stage's last
+ * quarter). Measured (docs/perf-notes.md v0.31, bf16 normal, forced paths, k 256..4096): batch
+ * 1024 rows of 16384 1.26-1.44x, of 12288 1.08-1.16x (0.99x at k = 4096); 4096 x 16384, k = 2048
+ * 1.30x, x 12288 1.04x; rows of 10240 (20 KB) 0.85-1.01x, so not there. f32 and sorted output
+ * were not measured. */
+static const int64_t AIR_MANY_CLUSTER_MIN_BYTES = 24576;
+static const int64_t AIR_MANY_CLUSTER_MIN_ROWS = 1024;
 static const int64_t AIR_ONE_CLUSTER_MAX_K = 512;
 static const int64_t AIR_RES_SMALL_K = 64;
 static const int64_t AIR_RES_MAX_K = 1024;
@@ -649,7 +656,8 @@ static int rows_stream_fits(const topk_problem* p, int es, int first_bits) {
 }
 
 /*
- * ONE-BLOCK for short rows; else ROWS for uniform rows, AIR_ROWS_MIN_ROWS_PER_SM or
+ * ONE-BLOCK for short rows (but CLUSTER for many unsorted 16-bit rows in the stage's last
+ * quarter, AIR_MANY_CLUSTER_*); else ROWS for uniform rows, AIR_ROWS_MIN_ROWS_PER_SM or
  * more per SM (or half a row per SM for rows of >= AIR_ROWS_HALF_MIN_N that the one-read
  * start serves), 16-bit keys only beyond CLUSTER or from AIR_ROWS_16_MIN_N read once
  * (forced ROWS with offsets works too); else CLUSTER (Hopper) for rows that fit the shared
@@ -688,6 +696,9 @@ static int choose_path(const topk_problem* p, const topk_device_info* dev, int e
   const int64_t avg = p->row_offsets ? (p->batch > 0 ? p->n / p->batch : p->n) : p->n;
   if (fits_cluster && !p->row_offsets && es <= 4 && !(p->flags & TOPK_SORTED) && p->batch <= AIR_ONE_CLUSTER_MAX_ROWS &&
       p->k <= AIR_ONE_CLUSTER_MAX_K && p->n * es >= AIR_ONE_CLUSTER_MIN_BYTES && avg <= AIR_STAGE_BYTES / es)
+    return PATH_CLUSTER;
+  if (fits_cluster && !p->row_offsets && es == 2 && !(p->flags & TOPK_SORTED) && p->batch >= AIR_MANY_CLUSTER_MIN_ROWS &&
+      avg * es >= AIR_MANY_CLUSTER_MIN_BYTES && avg <= AIR_STAGE_BYTES / es)
     return PATH_CLUSTER;
   if (avg <= AIR_STAGE_BYTES / es) return PATH_ONE;
   if (fits_resident && res_by_default(p, es) && !(fits_cluster && cluster_over_resident(p, dev, es))) return PATH_RESIDENT;

@@ -258,6 +258,7 @@ static const int64_t AIR_RES_DEL_K_16 = 512;
  * measured, and keep ONE-BLOCK. */
 static const int64_t AIR_ONE_CLUSTER_MIN_BYTES = 16384;
 static const int64_t AIR_ONE_CLUSTER_MAX_ROWS = 16;
+static const int64_t AIR_ONE_CLUSTER_MAX_K = 512;
 /* CLUSTER over ONE-BLOCK also for many unsorted 16-bit rows of 24..32 KB (the stage's last
  * quarter). Measured (docs/perf-notes.md v0.31, bf16 normal, forced paths, k 256..4096): batch
  * 1024 rows of 16384 1.26-1.44x, of 12288 1.08-1.16x (0.99x at k = 4096); 4096 x 16384, k = 2048
@@ -265,7 +266,16 @@ static const int64_t AIR_ONE_CLUSTER_MAX_ROWS = 16;
  * were not measured. */
 static const int64_t AIR_MANY_CLUSTER_MIN_BYTES = 24576;
 static const int64_t AIR_MANY_CLUSTER_MIN_ROWS = 1024;
-static const int64_t AIR_ONE_CLUSTER_MAX_K = 512;
+/* Uniform unsorted rows that ONE-BLOCK could stage but CLUSTER serves faster (where CLUSTER
+ * fits): a few rows (AIR_ONE_CLUSTER_*) or many 16-bit ones (AIR_MANY_CLUSTER_*). */
+static int cluster_over_one(const topk_problem* p, int es) {
+  if (p->row_offsets || (p->flags & TOPK_SORTED) || p->n > AIR_STAGE_BYTES / es) return 0;
+  const int64_t bytes = p->n * es;
+  const int few = es <= 4 && p->batch <= AIR_ONE_CLUSTER_MAX_ROWS && p->k <= AIR_ONE_CLUSTER_MAX_K &&
+                  bytes >= AIR_ONE_CLUSTER_MIN_BYTES;
+  const int many = es == 2 && p->batch >= AIR_MANY_CLUSTER_MIN_ROWS && bytes >= AIR_MANY_CLUSTER_MIN_BYTES;
+  return few || many;
+}
 static const int64_t AIR_RES_SMALL_K = 64;
 static const int64_t AIR_RES_MAX_K = 1024;
 static const int64_t AIR_RES_MIN_N = 100000;
@@ -694,12 +704,7 @@ static int choose_path(const topk_problem* p, const topk_device_info* dev, int e
   if (forced == PATH_ADAPTIVE && fits_adaptive) return PATH_ADAPTIVE;
   if (forced == PATH_RESIDENT && fits_resident) return PATH_RESIDENT;
   const int64_t avg = p->row_offsets ? (p->batch > 0 ? p->n / p->batch : p->n) : p->n;
-  if (fits_cluster && !p->row_offsets && es <= 4 && !(p->flags & TOPK_SORTED) && p->batch <= AIR_ONE_CLUSTER_MAX_ROWS &&
-      p->k <= AIR_ONE_CLUSTER_MAX_K && p->n * es >= AIR_ONE_CLUSTER_MIN_BYTES && avg <= AIR_STAGE_BYTES / es)
-    return PATH_CLUSTER;
-  if (fits_cluster && !p->row_offsets && es == 2 && !(p->flags & TOPK_SORTED) && p->batch >= AIR_MANY_CLUSTER_MIN_ROWS &&
-      avg * es >= AIR_MANY_CLUSTER_MIN_BYTES && avg <= AIR_STAGE_BYTES / es)
-    return PATH_CLUSTER;
+  if (fits_cluster && cluster_over_one(p, es)) return PATH_CLUSTER;
   if (avg <= AIR_STAGE_BYTES / es) return PATH_ONE;
   if (fits_resident && res_by_default(p, es) && !(fits_cluster && cluster_over_resident(p, dev, es))) return PATH_RESIDENT;
   /* 16-bit keys: ROWS only beyond CLUSTER, or read once from AIR_ROWS_16_MIN_N */

@@ -94,19 +94,6 @@ struct air_rows_all {
   __device__ __forceinline__ bool may_pass_any(const uint4&) const { return true; }
 };
 
-/* Calls f(element, t) for the elements t of a 16-byte vector, in order. */
-template <typename RawT, typename F>
-__device__ __forceinline__ void air_rows_vec_elems(const uint4& q, F&& f) {
-  constexpr int V = 16 / (int)sizeof(RawT);
-  union {
-    uint4 q;
-    RawT e[V];
-  } w;
-  w.q = q;
-#pragma unroll
-  for (int t = 0; t < V; ++t) f(w.e[t], t);
-}
-
 /* Calls f(raw, index) for the elements of this thread's U 16-byte vectors v[u] = vector
  * j0 + u * AIR_THREADS + threadIdx.x (those below nvec) of a row whose vectors start at element
  * head, skipping the vectors where pre.may_pass_any is false. */
@@ -118,7 +105,7 @@ __device__ __forceinline__ void air_rows_offer_vecs(const uint4 (&v)[U], unsigne
   for (int u = 0; u < U; ++u) {
     const unsigned j = j0 + (unsigned)(u * AIR_THREADS) + threadIdx.x;
     if (j < nvec && pre.may_pass_any(v[u]))
-      air_rows_vec_elems<RawT>(v[u], [&](RawT e, int t) { f(e, head + j * (unsigned)V + (unsigned)t); });
+      topk_vec_elems<RawT>(v[u], [&](RawT e, int t) { f(e, head + j * (unsigned)V + (unsigned)t); });
   }
 }
 
@@ -392,7 +379,7 @@ __device__ int air_rows_stream(const typename topk_dtype_traits<DT>::raw_t* row,
     for (int u = 0; u < U; ++u) v[u] = vp[threadIdx.x * stride + (unsigned)u];
 #pragma unroll
     for (int u = 0; u < U; ++u)
-      air_rows_vec_elems<RawT>(v[u], [&](RawT e, int t) {
+      topk_vec_elems<RawT>(v[u], [&](RawT e, int t) {
         s_bkey[(threadIdx.x * U + u) * V + t] = topk_to_rank_key<DT>(e, smallest);
       });
     __syncthreads();

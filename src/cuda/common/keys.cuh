@@ -14,6 +14,7 @@
  *                           fall outside [topk_rank_key_lo, topk_rank_key_hi])
  *   topk_from_rank_key<DT>  a rank key back to its raw bits (every key but the NaN key)
  *   topk_raw_of_key<DT>     the same, the NaN key's raw bits read from the row
+ *   topk_vec_elems<RawT>    calls f(element, t) for the elements of a 16-byte vector
  *   topk_key_floor<DT>      a cheap superset test of "rank key >= thr" on raw elements
  *                           (a float compare), for scans against a running threshold
  *   topk_to_sort_key<DT>    raw bits -> key where SMALLER is better: the complement
@@ -132,6 +133,19 @@ template <> struct topk_key_floor_value<TOPK_U32> { typedef uint32_t type; };
 template <> struct topk_key_floor_value<TOPK_I64> { typedef int64_t type; };
 template <> struct topk_key_floor_value<TOPK_U64> { typedef uint64_t type; };
 
+/* Calls f(element, t) for the elements t of a 16-byte vector, in order. */
+template <typename RawT, typename F>
+__device__ __forceinline__ void topk_vec_elems(const uint4& q, F&& f) {
+  constexpr int V = 16 / (int)sizeof(RawT);
+  union {
+    uint4 q;
+    RawT e[V];
+  } w;
+  w.q = q;
+#pragma unroll
+  for (int t = 0; t < V; ++t) f(w.e[t], t);
+}
+
 /*
  * A superset test of "rank key >= thr" on raw elements, for scans that reject most of them
  * against a running threshold: the element's value is compared with the value of thr's key
@@ -190,20 +204,9 @@ template <topk_dtype DT> struct topk_key_floor {
   }
   /* Whether any element of a 16-byte vector may pass (the direction tested once). */
   __device__ __forceinline__ bool may_pass_any(const uint4& q) const {
-    constexpr int V = 16 / (int)sizeof(RawT);
-    union {
-      uint4 q;
-      RawT e[V];
-    } w;
-    w.q = q;
     bool any = false;
-    if (smallest) {
-#pragma unroll
-      for (int i = 0; i < V; ++i) any |= !(value(w.e[i]) > t);
-    } else {
-#pragma unroll
-      for (int i = 0; i < V; ++i) any |= !(value(w.e[i]) < t);
-    }
+    if (smallest) topk_vec_elems<RawT>(q, [&](RawT e, int) { any |= !(value(e) > t); });
+    else topk_vec_elems<RawT>(q, [&](RawT e, int) { any |= !(value(e) < t); });
     return any;
   }
   /* 16-bit floats: where the elements of a 16-byte vector may pass: bit i for element 2i (the

@@ -20,9 +20,11 @@
  * (best first, equal keys by index).
  *
  * Warp level: topk_warp_select<KB, CAP, T> is per-thread state (registers), used
- * by one whole warp: CAP is the queue capacity (a power of two, 32..2048, >= k),
- * T the per-lane thread-queue length (2, 4 or 8; larger pays off for larger CAP:
- * 2 for CAP 32, 4 up to 256, 8 above). Registers per thread: about
+ * by one whole warp: CAP is the queue capacity (a multiple of 32 in 32..2048, >= k;
+ * powers of two merge with the fewest shuffles, other multiples use 004's odd-size
+ * networks), T the per-lane thread-queue length (1..8; larger pays off for larger
+ * CAP: the library's WarpSelect uses 2 for CAP 32, 3 for 64 and 96, 4 up to
+ * 256, 8 above, measured on an H100). Registers per thread: about
  * (CAP / 32 + T) x 2 (KB <= 32) or x 3 (KB = 64); beyond ~CAP 1024 with 64-bit
  * keys expect spills.
  *   topk_warp_select_init(s, k)          every lane, same k (1 <= k <= CAP)
@@ -117,8 +119,12 @@ __device__ __forceinline__ uint64_t topk_device_key_u64(uint64_t v, bool smalles
 
 /* ------------------------------------------------------------------ warp level */
 
+template <int KB, int CAP, int T> struct topk_warp_select_of_ {
+  static_assert(CAP % 32 == 0 && CAP >= 32 && CAP <= 2048, "CAP: a multiple of 32 in 32..2048");
+  typedef topk_dq_warp<KB, CAP / 32, T> type;
+};
 template <int KB, int CAP, int T>
-using topk_warp_select = topk_dq_warp<KB, CAP / 32, T>;
+using topk_warp_select = typename topk_warp_select_of_<KB, CAP, T>::type;
 
 __device__ __forceinline__ int topk_device_lane_() {
   unsigned lane;
@@ -129,8 +135,8 @@ __device__ __forceinline__ int topk_device_lane_() {
 template <int KB, int R, int T>
 __device__ __forceinline__ void topk_warp_select_init(topk_dq_warp<KB, R, T>& s, int k) {
   static_assert(KB == 16 || KB == 32 || KB == 64, "key width: 16, 32 or 64 bits");
-  static_assert(R >= 1 && R <= 64 && (R & (R - 1)) == 0, "CAP: a power of two in 32..2048");
-  static_assert(T == 1 || T == 2 || T == 4 || T == 8, "T: 1, 2, 4 or 8");
+  static_assert(R >= 1 && R <= 64, "CAP: a multiple of 32 in 32..2048");
+  static_assert(T >= 1 && T <= 8, "T: 1..8");
   topk_dq_warp_init<KB, R, T>(s, k);
 }
 

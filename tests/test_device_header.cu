@@ -10,6 +10,12 @@
  *               the lower index.
  *   knn_warp    the same with one warp per query, 64-bit keys (double distances),
  *               CAP 1024 / k = 1000, and a point count below k (padding: index -1).
+ *               knn_block runs twice: CAP 128 / T 4 / 4 warps, and CAP 160 / T 3 /
+ *               2 warps (an odd-size queue, 004 Alg. 1-2).
+ *   networks    the merge networks alone, for power-of-two and odd register counts:
+ *               topk_dq_sort of 32 R1 and 32 R2 pairs, then topk_dq_merge of the
+ *               two, against a CPU sort by (key desc, index asc); keys of 16, 32 and
+ *               64 bits, from a small range (ties) and from the full width.
  *   key_helpers topk_device_key_* on the device and the library's parameterised
  *               transform (queue_select.h) on the host against src/common/keys.h,
  *               for specials (+-0, +-inf, NaNs, extremes) and random bits
@@ -37,12 +43,12 @@ static int have_device(void) {
 }
 
 /* One block of NWARPS warps per query; the block's result in out_idx / out_key [query][k]. */
-template <int NWARPS>
+template <int NWARPS, int CAP, int T>
 __global__ void knn_block_kernel(const float* points, int n, const float* queries, int k, int32_t* out_idx,
                                  uint32_t* out_key) {
-  __shared__ __align__(16) unsigned char smem[topk_block_select_smem_bytes<32, 128>(NWARPS)];
+  __shared__ __align__(16) unsigned char smem[topk_block_select_smem_bytes<32, CAP>(NWARPS)];
   const float* q = queries + (size_t)blockIdx.x * DIM;
-  topk_warp_select<32, 128, 4> s;
+  topk_warp_select<32, CAP, T> s;
   topk_warp_select_init(s, k);
   for (int base = 0; base < n; base += blockDim.x) { /* the same number of rounds for every thread */
     const int i = base + (int)threadIdx.x;
@@ -79,6 +85,32 @@ __global__ void knn_warp_kernel(const float* points, int n, const float* queries
   }
   topk_warp_select_finish(s);
   topk_warp_select_store(s, (uint64_t*)0, out_idx + (size_t)blockIdx.x * k);
+}
+
+/* One warp: sorts w (32 R1 pairs) and x (32 R2), stores both, merges x into w, stores w.
+ * out: sorted w, then sorted x, then the merged w (32 (2 R1 + R2) pairs). */
+template <int KB, int R1, int R2>
+__global__ void net_kernel(const uint64_t* keys, uint64_t* out_key, uint32_t* out_idx) {
+  typedef topk_dq_ops<KB> O;
+  const int lane = (int)threadIdx.x;
+  topk_dq_pair<KB> w[R1], x[R2];
+  for (int r = 0; r < R1; ++r) w[r] = O::make(keys[r * 32 + lane], (uint32_t)(r * 32 + lane));
+  for (int r = 0; r < R2; ++r) x[r] = O::make(keys[(R1 + r) * 32 + lane], (uint32_t)((R1 + r) * 32 + lane));
+  topk_dq_sort<KB, R1>(w, lane);
+  topk_dq_sort<KB, R2>(x, lane);
+  for (int r = 0; r < R1; ++r) {
+    out_key[r * 32 + lane] = O::key(w[r]);
+    out_idx[r * 32 + lane] = O::index(w[r]);
+  }
+  for (int r = 0; r < R2; ++r) {
+    out_key[(R1 + r) * 32 + lane] = O::key(x[r]);
+    out_idx[(R1 + r) * 32 + lane] = O::index(x[r]);
+  }
+  topk_dq_merge<KB, R1, R2>(w, x, lane);
+  for (int r = 0; r < R1; ++r) {
+    out_key[(R1 + R2 + r) * 32 + lane] = O::key(w[r]);
+    out_idx[(R1 + R2 + r) * 32 + lane] = O::index(w[r]);
+  }
 }
 
 /* keys[t][i]: the rank key of bits[i] under helper t (see key_helpers). */
@@ -152,10 +184,10 @@ static int sync_ok(void) {
   return e == cudaSuccess;
 }
 
-TEST(knn_block) {
-  if (!have_device()) return TEST_SKIP;
-  const int n = 20000, nq = 37, k = 100;
-  rng_state = test_seed() | 1;
+/* 0 when every query's k nearest match the reference. */
+template <int NWARPS, int CAP, int T>
+static int knn_block_case(int k) {
+  const int n = 20000, nq = 37;
   float* pts = (float*)malloc(sizeof(float) * n * DIM);
   float* qs = (float*)malloc(sizeof(float) * nq * DIM);
   int32_t* idx = (int32_t*)malloc(sizeof(int32_t) * nq * k);
@@ -173,11 +205,10 @@ TEST(knn_block) {
   cudaMemcpy(d_pts, pts, sizeof(float) * n * DIM, cudaMemcpyHostToDevice);
   cudaMemcpy(d_qs, qs, sizeof(float) * nq * DIM, cudaMemcpyHostToDevice);
   cudaMemset(d_idx, 0xA5, sizeof(int32_t) * nq * k);
-  knn_block_kernel<4><<<nq, 128>>>(d_pts, n, d_qs, k, d_idx, d_key);
-  ASSERT_TRUE(sync_ok());
+  knn_block_kernel<NWARPS, CAP, T><<<nq, NWARPS * 32>>>(d_pts, n, d_qs, k, d_idx, d_key);
+  int bad = !sync_ok();
   cudaMemcpy(idx, d_idx, sizeof(int32_t) * nq * k, cudaMemcpyDeviceToHost);
   cudaMemcpy(key, d_key, sizeof(uint32_t) * nq * k, cudaMemcpyDeviceToHost);
-  int bad = 0;
   for (int q = 0; q < nq && !bad; ++q) {
     reference(pts, n, qs + (size_t)q * DIM, items);
     for (int j = 0; j < k; ++j) {
@@ -186,7 +217,7 @@ TEST(knn_block) {
       memcpy(&fb, &df, 4);
       const uint32_t want_key = (uint32_t)topk_rank_key(fb, TOPK_F32, 1);
       if (idx[q * k + j] != items[j].i || key[q * k + j] != want_key) {
-        fprintf(stderr, "knn_block: query %d slot %d: index %d key 0x%08x, want %lld key 0x%08x\n", q, j,
+        fprintf(stderr, "knn_block CAP %d T %d: query %d slot %d: index %d key 0x%08x, want %lld key 0x%08x\n", CAP, T, q, j,
                 idx[q * k + j], key[q * k + j], (long long)items[j].i, want_key);
         bad = 1;
         break;
@@ -202,7 +233,14 @@ TEST(knn_block) {
   free(idx);
   free(key);
   free(items);
-  ASSERT_EQ_I64(bad, 0);
+  return bad;
+}
+
+TEST(knn_block) {
+  if (!have_device()) return TEST_SKIP;
+  rng_state = test_seed() | 1;
+  ASSERT_EQ_I64((knn_block_case<4, 128, 4>(100)), 0);
+  ASSERT_EQ_I64((knn_block_case<2, 160, 3>(150)), 0);
   return TEST_OK;
 }
 
@@ -251,6 +289,90 @@ TEST(knn_warp) {
     free(idx);
     free(items);
   }
+  ASSERT_EQ_I64(bad, 0);
+  return TEST_OK;
+}
+
+typedef struct net_item {
+  uint64_t key;
+  uint32_t idx;
+} net_item;
+static int net_cmp(const void* a, const void* b) { /* best first: larger key, then smaller index */
+  const net_item* x = (const net_item*)a;
+  const net_item* y = (const net_item*)b;
+  if (x->key != y->key) return x->key > y->key ? -1 : 1;
+  return x->idx < y->idx ? -1 : (x->idx > y->idx);
+}
+
+/* 0 when net_kernel<KB, R1, R2>'s three outputs match a CPU sort, for keys below `range`. */
+template <int KB, int R1, int R2>
+static int net_case(uint64_t range) {
+  enum { N1 = 32 * R1, N2 = 32 * R2, OUT = 32 * (2 * R1 + R2) };
+  uint64_t keys[N1 + N2], out_key[OUT];
+  uint32_t out_idx[OUT];
+  net_item want[N1 + N2], all[N1 + N2];
+  const uint64_t mask = KB == 64 ? ~0ull : ((1ull << KB) - 1);
+  for (int i = 0; i < N1 + N2; ++i) {
+    keys[i] = (range ? rng() % range : rng()) & mask;
+    all[i].key = keys[i];
+    all[i].idx = (uint32_t)i;
+  }
+  uint64_t *d_keys, *d_out_key;
+  uint32_t* d_out_idx;
+  cudaMalloc(&d_keys, sizeof keys);
+  cudaMalloc(&d_out_key, sizeof out_key);
+  cudaMalloc(&d_out_idx, sizeof out_idx);
+  cudaMemcpy(d_keys, keys, sizeof keys, cudaMemcpyHostToDevice);
+  net_kernel<KB, R1, R2><<<1, 32>>>(d_keys, d_out_key, d_out_idx);
+  int bad = !sync_ok();
+  cudaMemcpy(out_key, d_out_key, sizeof out_key, cudaMemcpyDeviceToHost);
+  cudaMemcpy(out_idx, d_out_idx, sizeof out_idx, cudaMemcpyDeviceToHost);
+  cudaFree(d_keys);
+  cudaFree(d_out_key);
+  cudaFree(d_out_idx);
+  /* expected: sorted w, sorted x, best N1 of both */
+  memcpy(want, all, sizeof(net_item) * N1);
+  qsort(want, N1, sizeof(net_item), net_cmp);
+  memcpy(want + N1, all + N1, sizeof(net_item) * N2);
+  qsort(want + N1, N2, sizeof(net_item), net_cmp);
+  qsort(all, N1 + N2, sizeof(net_item), net_cmp);
+  for (int i = 0; i < OUT && !bad; ++i) {
+    const net_item e = i < N1 + N2 ? want[i] : all[i - N1 - N2];
+    if (out_key[i] != e.key || out_idx[i] != e.idx) {
+      fprintf(stderr, "networks KB %d R1 %d R2 %d range %llu: %s slot %d: (0x%llx, %u), want (0x%llx, %u)\n", KB,
+              R1, R2, (unsigned long long)range, i < N1 ? "sort w" : (i < N1 + N2 ? "sort x" : "merge"),
+              i < N1 ? i : (i < N1 + N2 ? i - N1 : i - N1 - N2), (unsigned long long)out_key[i], out_idx[i],
+              (unsigned long long)e.key, e.idx);
+      bad = 1;
+    }
+  }
+  return bad;
+}
+
+/* Both key ranges; 0 when both pass. */
+template <int KB, int R1, int R2>
+static int net_cases(void) {
+  return net_case<KB, R1, R2>(50) | net_case<KB, R1, R2>(0);
+}
+
+TEST(networks) {
+  if (!have_device()) return TEST_SKIP;
+  rng_state = test_seed() * 11 + 3;
+  int bad = 0;
+  bad |= net_cases<32, 1, 1>();
+  bad |= net_cases<32, 2, 3>();
+  bad |= net_cases<32, 3, 1>();
+  bad |= net_cases<32, 3, 3>();
+  bad |= net_cases<32, 4, 8>();
+  bad |= net_cases<32, 5, 3>();
+  bad |= net_cases<32, 6, 7>();
+  bad |= net_cases<32, 7, 4>();
+  bad |= net_cases<32, 12, 3>();
+  bad |= net_cases<32, 1, 5>();
+  bad |= net_cases<16, 3, 5>();
+  bad |= net_cases<16, 6, 2>();
+  bad |= net_cases<64, 3, 2>();
+  bad |= net_cases<64, 5, 1>();
   ASSERT_EQ_I64(bad, 0);
   return TEST_OK;
 }
@@ -312,5 +434,6 @@ TEST(key_helpers) {
 #define TEST_LIST(X) \
   X(key_helpers)     \
   X(knn_block)       \
-  X(knn_warp)
+  X(knn_warp)        \
+  X(networks)
 TEST_MAIN(TEST_LIST)

@@ -4,12 +4,15 @@
  * poison the outputs, run on the CUDA backend, check_topk).
  *
  * Covers: every dtype and direction, sorted and unsorted (both write the sorted
- * result), k = 1 and every bucket edge (32/33 ... 1024/1025, 2047/2048), n < 32,
+ * result), k = 1 and every bucket edge (32/33, 64/65, 96/97 ... 1536/1537, 2047/2048), n < 32,
  * n not a multiple of 32, k = n, I32/I64/NONE indices, ld > n, variable-length
  * rows with empty and short rows (padding), the distributions of gen.h (radix-
  * adversarial with 8/16/20/24 equal bits, all-equal, zipf duplicates at the k-th,
  * sorted both ways, NaN/inf mixes), 10^4 rows, GridSelect's split rows (batch 1,
- * n = 2^24, k = 128 and 2048) and k > 2048 refused with TOPK_ERR_UNSUPPORTED.
+ * n = 2^24, k = 128 and 2048), BlockSelect's shared-memory queue (k = 2049..8192:
+ * both caps and their edges, every dtype and direction, rows shorter than k,
+ * unaligned and variable-length rows, flushes forced by ascending rows, ties) and
+ * k past each algorithm's largest queue refused with TOPK_ERR_UNSUPPORTED.
  *
  * Skips (exit 77) where no CUDA device is usable. `sanitizer_small` is the quick
  * subset for compute-sanitizer (memcheck, racecheck):
@@ -38,6 +41,11 @@ TEST(sanitizer_small) {
     GPU_RUN(.algo = algos[a], .dtype = TOPK_F64, .batch = 2, .n = 517, .k = 300, .flags = TOPK_SMALLEST,
             .gen = {.dist = GEN_UNIFORM});
   }
+  /* BlockSelect's shared-memory queue: ascending rows flush at every full buffer */
+  GPU_RUN(.algo = TOPK_ALGO_BLOCK_SELECT, .dtype = TOPK_F32, .batch = 2, .n = 9001, .k = 2100,
+          .gen = {.dist = GEN_SORTED_ASC});
+  GPU_RUN(.algo = TOPK_ALGO_BLOCK_SELECT, .dtype = TOPK_BF16, .batch = 2, .n = 12003, .k = 5000,
+          .flags = TOPK_SMALLEST | TOPK_SORTED, .gen = {.dist = GEN_ZIPF});
   /* GridSelect: 100000 elements -> several blocks per row and the merge kernel */
   GPU_RUN(.algo = TOPK_ALGO_GRID_SELECT, .dtype = TOPK_F32, .batch = 1, .n = 100000, .k = 64,
           .gen = {.dist = GEN_UNIFORM});
@@ -65,8 +73,9 @@ TEST(dtypes_directions) {
 
 /* k = 1 and both sides of every bucket edge; the dtype rotates over the key widths. */
 TEST(bucket_edges) {
-  static const int64_t ks[] = {1,   2,   31,  32,  33,  63,   64,   65,   127,  128,  129, 255,
-                               256, 257, 511, 512, 513, 1023, 1024, 1025, 2047, 2048};
+  static const int64_t ks[] = {1,   2,   31,  32,  33,   63,   64,   65,   95,   96,   97,   127,  128,  129, 191, 192,
+                               193, 255, 256, 257, 383,  384,  385,  511,  512,  513,  767,  768,  769,  1023,
+                               1024, 1025, 1535, 1536, 1537, 2047, 2048};
   static const topk_dtype dts[] = {TOPK_F32, TOPK_BF16, TOPK_I64};
   GPU_SKIP_WITHOUT_DEVICE();
   for (int a = 0; a < COUNT(algos); ++a)
@@ -225,11 +234,54 @@ TEST(grid_top1) {
   return TEST_OK;
 }
 
+/*
+ * BlockSelect with k = 2049..8192: the shared-memory queue (CAP 4096 and 8192). Edges of
+ * both caps; every dtype, both directions; rows shorter than k (padding) and not a
+ * multiple of a vector; ascending rows (every element beats the threshold: a flush each
+ * time the buffer fills); all-equal and zipf rows (ties at the k-th go to the lowest
+ * index); NaN / inf; variable-length rows with unaligned starts; an ld > n.
+ */
+TEST(block_smem_queue) {
+  static const int64_t ks[] = {2049, 3000, 4096, 4097, 6000, 8192};
+  static const gen_opts dists[] = {
+      {.dist = GEN_NORMAL}, {.dist = GEN_SORTED_ASC}, {.dist = GEN_ALL_EQUAL}, {.dist = GEN_ZIPF},
+      {.dist = GEN_UNIFORM, .nan_fraction = 0.01, .inf_fraction = 0.01},
+      {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 20}, {.dist = GEN_SORTED_DESC}, {.dist = GEN_UNIFORM},
+  };
+  GPU_SKIP_WITHOUT_DEVICE();
+  for (int i = 0; i < COUNT(ks); ++i)
+    for (int d = 0; d < COUNT(all_dtypes); ++d) {
+      const int g = (i + d) % COUNT(dists);
+      const unsigned flags = (d & 1 ? TOPK_SMALLEST : 0u) | (i & 1 ? TOPK_SORTED : 0u);
+      GPU_RUN(.algo = TOPK_ALGO_BLOCK_SELECT, .dtype = all_dtypes[d], .batch = 3, .n = 40003, .k = ks[i],
+              .flags = flags, .index_type = (topk_index)((i + d) % 3), .gen = dists[g]);
+    }
+  /* rows shorter than k, and exactly k */
+  GPU_RUN(.algo = TOPK_ALGO_BLOCK_SELECT, .dtype = TOPK_F32, .batch = 4, .n = 3001, .k = 4000,
+          .gen = {.dist = GEN_NORMAL});
+  GPU_RUN(.algo = TOPK_ALGO_BLOCK_SELECT, .dtype = TOPK_BF16, .batch = 2, .n = 8192, .k = 8192,
+          .flags = TOPK_SORTED, .gen = {.dist = GEN_ZIPF});
+  /* long rows: many flushes */
+  GPU_RUN(.algo = TOPK_ALGO_BLOCK_SELECT, .dtype = TOPK_BF16, .batch = 2, .n = 1 << 20, .k = 4096,
+          .gen = {.dist = GEN_SORTED_ASC});
+  GPU_RUN(.algo = TOPK_ALGO_BLOCK_SELECT, .dtype = TOPK_F32, .batch = 5, .n = 131072, .k = 8000,
+          .flags = TOPK_SMALLEST | TOPK_SORTED, .gen = {.dist = GEN_UNIFORM});
+  GPU_RUN(.algo = TOPK_ALGO_BLOCK_SELECT, .dtype = TOPK_F32, .batch = 2, .n = 70001, .k = 2500, .ld = 70005,
+          .gen = {.dist = GEN_NORMAL});
+  static const int64_t off[] = {0, 0, 1, 2999, 3000, 9001, 30001, 30002, 90000};
+  for (int d = 0; d < 3; ++d)
+    GPU_RUN(.algo = TOPK_ALGO_BLOCK_SELECT, .dtype = (topk_dtype[]){TOPK_F16, TOPK_F64, TOPK_U32}[d],
+            .batch = COUNT(off) - 1, .n = 90000, .k = 5000, .flags = d == 1 ? TOPK_SMALLEST : 0u,
+            .gen = {.dist = GEN_ZIPF}, .offsets = off);
+  return TEST_OK;
+}
+
 /* k beyond the largest queue: refused, with nothing written. */
 TEST(k_too_large) {
   GPU_SKIP_WITHOUT_DEVICE();
   for (int a = 0; a < COUNT(algos); ++a) {
-    topk_problem p = {.batch = 1, .n = 10000, .k = 2049, .algo = algos[a], .backend = TOPK_BACKEND_CUDA};
+    const int64_t k = algos[a] == TOPK_ALGO_BLOCK_SELECT ? 8193 : 2049;
+    topk_problem p = {.batch = 1, .n = 10000, .k = k, .algo = algos[a], .backend = TOPK_BACKEND_CUDA};
     size_t ws = 0;
     ASSERT_STATUS(topk_workspace_size(&p, &ws), TOPK_ERR_UNSUPPORTED);
   }
@@ -240,6 +292,7 @@ TEST(k_too_large) {
   X(sanitizer_small)      \
   X(dtypes_directions)    \
   X(bucket_edges)         \
+  X(block_smem_queue)     \
   X(short_rows)           \
   X(distributions)        \
   X(index_types)          \

@@ -18,16 +18,22 @@
  * element e is register e / 32 of lane e % 32. Compare-exchanges at distance >= 32
  * stay inside a lane; at distance < 32 they are one __shfl_xor_sync.
  *
- * Networks (004 sec. 4.1-4.2, Algorithms 1-2 restricted to power-of-two lengths:
- * every queue and thread-queue length here is a power of two, see below):
- *   topk_dq_sort<R>        bitonic sort of 32R elements, best first
- *   topk_dq_merge_bitonic  the half-cleaner cascade that sorts a bitonic sequence
+ * Networks (004 sec. 4.1-4.2 and Algorithms 1-2): R is any count of registers, so a
+ * sequence is any multiple of 32 long ("odd sizes": 96, 160, ...):
+ *   topk_dq_sort<R>        sorts 32R elements best first: a bitonic sort when R is a
+ *                          power of two, else sort-odd (Alg. 2): each register sorted
+ *                          across the lanes, then merge-odd up a tree of register ranges
+ *   topk_dq_merge_bitonic  sorts a sequence that falls then rises (the half-cleaner
+ *                          cascade; for odd R, merge-odd-continue of Alg. 1)
  *   topk_dq_merge<R1, R2>  W (32 R1, sorted) <- best 32 R1 of W and X (32 R2, sorted).
  *                          The first step compares W[N1-1-i] with X[i] (the
  *                          "reversed" compare of 004 Alg. 1) and keeps the better in
- *                          W: W then holds the best N1 and is decreasing-then-
- *                          increasing, i.e. bitonic; the cascade sorts it. X is
- *                          clobbered.
+ *                          W: W then holds the best N1 and falls then rises; the
+ *                          cascade sorts it. X is clobbered.
+ * Odd sizes follow 004's derivation: a range of N registers is read as padded to the
+ * next power of two P, with elements better than all in front (a sequence that falls
+ * then rises stays bitonic) or worse than all behind (one that rises then falls); a
+ * compare-exchange that would touch a pad is a no-op and is left out.
  *
  * Warp queues (004 sec. 4.2): topk_dq_warp<KB, R, T> holds the warp queue W (32R
  * best so far, sorted) and a thread queue of T per lane; an element enters a
@@ -37,8 +43,8 @@
  * sorted, (2) every element seen and not in W or a thread queue is worse than kth,
  * (3) thread queues hold only elements that beat kth when they entered. So W after
  * the last merge holds the best 32R >= k elements seen.
- * Odd sizes: 004 uses T = 3 for k <= 128; here T is 2, 4 or 8 (power of two, so the
- * thread-queue sort is a plain bitonic network); see src/cuda/queue_select/queue_select.h for the table.
+ * R and T may be any positive counts (004 uses T = 3 up to k = 128); the table the
+ * library's kernels use is in src/cuda/queue_select/queue_select.h.
  *
  * The shared queue (paper 003 sec. 4, Fig. 5; GridSelect): instead of thread
  * queues, a warp buffers candidates in 32 shared-memory slots, appended in two
@@ -169,21 +175,124 @@ __device__ __forceinline__ void topk_dq_stage(topk_dq_pair<KB> (&a)[R], int size
   }
 }
 
-/* Bitonic sort of 32R elements (R a power of two), best first. */
-template <int KB, int R>
-__device__ __forceinline__ void topk_dq_sort(topk_dq_pair<KB> (&a)[R], int lane) {
-#pragma unroll
-  for (int size = 2; size <= 32 * R; size <<= 1) {
-#pragma unroll
-    for (int stride = size >> 1; stride > 0; stride >>= 1) topk_dq_stage<KB, R>(a, size, stride, lane);
+/* ------------------------------------------------------------ odd sizes (004 Alg. 1-2) */
+
+__host__ __device__ constexpr int topk_dq_pow2_ceil(int n) { return n <= 1 ? 1 : 2 * topk_dq_pow2_ceil((n + 1) / 2); }
+__host__ __device__ constexpr bool topk_dq_is_pow2(int n) { return n >= 1 && (n & (n - 1)) == 0; }
+
+/* Compare-exchange of two registers of a lane: the better ends in hi. */
+template <int KB>
+__device__ __forceinline__ void topk_dq_cmpx(topk_dq_pair<KB>& hi, topk_dq_pair<KB>& lo) {
+  if (topk_dq_ops<KB>::better(lo, hi)) {
+    const topk_dq_pair<KB> t = hi;
+    hi = lo;
+    lo = t;
   }
 }
 
-/* Sorts a bitonic sequence of 32R elements best first (the half-cleaner cascade). */
+/* merge-odd-continue's steps at distances of whole registers over registers [LO, LO + N),
+ * padded in front (FRONT: the range falls then rises) or behind to a power of two. */
+template <int KB, int R, int LO, int N, bool FRONT>
+__device__ __forceinline__ void topk_dq_clean_regs(topk_dq_pair<KB> (&a)[R]) {
+  enum { P = topk_dq_pow2_ceil(N), PAD = FRONT ? P - N : 0 };
+#pragma unroll
+  for (int s = P / 2; s >= 1; s >>= 1) {
+#pragma unroll
+    for (int r = 0; r < N; ++r)
+      if (r + s < N && ((r + PAD) & s) == 0) topk_dq_cmpx<KB>(a[LO + r], a[LO + r + s]);
+  }
+}
+
+/* The last five steps (distances 16..1, inside each register): best first. */
+template <int KB, int R, int LO, int N>
+__device__ __forceinline__ void topk_dq_clean_lanes(topk_dq_pair<KB> (&a)[R], int lane) {
+  typedef topk_dq_ops<KB> O;
+#pragma unroll
+  for (int s = 16; s >= 1; s >>= 1) {
+    const bool lower = (lane & s) == 0;
+#pragma unroll
+    for (int r = LO; r < LO + N; ++r) {
+      const topk_dq_pair<KB> y = O::shfl_xor(a[r], s);
+      a[r] = (lower == O::better(y, a[r])) ? y : a[r];
+    }
+  }
+}
+
+/* Sorts each register of [LO, LO + N) across the lanes on its own, best first. */
+template <int KB, int R, int LO, int N>
+__device__ __forceinline__ void topk_dq_sort_lanes(topk_dq_pair<KB> (&a)[R], int lane) {
+  typedef topk_dq_ops<KB> O;
+#pragma unroll
+  for (int size = 2; size <= 32; size <<= 1) {
+#pragma unroll
+    for (int stride = size >> 1; stride > 0; stride >>= 1) {
+      const bool take_better = ((lane & stride) == 0) == ((lane & size) == 0);
+#pragma unroll
+      for (int r = LO; r < LO + N; ++r) {
+        const topk_dq_pair<KB> y = O::shfl_xor(a[r], stride);
+        a[r] = (take_better == O::better(y, a[r])) ? y : a[r];
+      }
+    }
+  }
+}
+
+/* merge-odd (004 Alg. 1): registers [LO, LO + NL) and [LO + NL, LO + NL + NR), each sorted,
+ * become one sorted range. The reversed first step pairs register NL-1-j of lane L with
+ * register NL+j of lane 31-L (both kept: two shuffles a pair). */
+template <int KB, int R, int LO, int NL, int NR>
+__device__ __forceinline__ void topk_dq_merge_odd(topk_dq_pair<KB> (&a)[R], int lane) {
+  typedef topk_dq_ops<KB> O;
+  enum { M = NL < NR ? NL : NR };
+#pragma unroll
+  for (int j = 0; j < M; ++j) {
+    const topk_dq_pair<KB> l = a[LO + NL - 1 - j], r = a[LO + NL + j];
+    const topk_dq_pair<KB> rp = O::shfl_xor(r, 31), lp = O::shfl_xor(l, 31);
+    a[LO + NL - 1 - j] = O::better(rp, l) ? rp : l;
+    a[LO + NL + j] = O::better(lp, r) ? r : lp;
+  }
+  topk_dq_clean_regs<KB, R, LO, NL, true>(a);
+  topk_dq_clean_regs<KB, R, LO + NL, NR, false>(a);
+  topk_dq_clean_lanes<KB, R, LO, NL + NR>(a, lane);
+}
+
+/* sort-odd's merges (004 Alg. 2) over registers [LO, LO + N) whose registers are sorted. */
+template <int KB, int R, int LO, int N> struct topk_dq_merge_tree {
+  static __device__ __forceinline__ void run(topk_dq_pair<KB> (&a)[R], int lane) {
+    topk_dq_merge_tree<KB, R, LO, N / 2>::run(a, lane);
+    topk_dq_merge_tree<KB, R, LO + N / 2, N - N / 2>::run(a, lane);
+    topk_dq_merge_odd<KB, R, LO, N / 2, N - N / 2>(a, lane);
+  }
+};
+template <int KB, int R, int LO> struct topk_dq_merge_tree<KB, R, LO, 1> {
+  static __device__ __forceinline__ void run(topk_dq_pair<KB> (&)[R], int) {}
+};
+
+/* Sorts 32R elements best first: bitonic for R a power of two (the cross-register
+ * steps of an alternating-direction sort need no shuffle), else sort-odd. */
+template <int KB, int R>
+__device__ __forceinline__ void topk_dq_sort(topk_dq_pair<KB> (&a)[R], int lane) {
+  if (topk_dq_is_pow2(R)) {
+#pragma unroll
+    for (int size = 2; size <= 32 * R; size <<= 1) {
+#pragma unroll
+      for (int stride = size >> 1; stride > 0; stride >>= 1) topk_dq_stage<KB, R>(a, size, stride, lane);
+    }
+  } else {
+    topk_dq_sort_lanes<KB, R, 0, R>(a, lane);
+    topk_dq_merge_tree<KB, R, 0, R>::run(a, lane);
+  }
+}
+
+/* Sorts best first a sequence of 32R elements that falls, then rises. */
 template <int KB, int R>
 __device__ __forceinline__ void topk_dq_merge_bitonic(topk_dq_pair<KB> (&a)[R], int lane) {
+  if (topk_dq_is_pow2(R)) {
 #pragma unroll
-  for (int stride = 16 * R; stride > 0; stride >>= 1) topk_dq_stage<KB, R>(a, 64 * R, stride, lane);
+    for (int stride = 16 * R; stride > 0; stride >>= 1) topk_dq_stage<KB, R>(a, 64 * R, stride, lane);
+  } else {
+    topk_dq_clean_regs<KB, R, 0, R, true>(a);
+    topk_dq_clean_lanes<KB, R, 0, R>(a, lane);
+  }
 }
 
 /* W (sorted, 32 R1) <- the best 32 R1 of W and X (sorted, 32 R2), sorted. X is clobbered. */

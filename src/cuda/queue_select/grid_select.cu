@@ -83,7 +83,7 @@ static size_t grid_bytes(const topk_problem* p, const topk_device_info* dev) {
 
 static int grid_supports(const topk_problem* p, const topk_device_info* dev, char* why, size_t why_len) {
   (void)dev;
-  return qs_supports_common("grid_select", p, why, why_len);
+  return qs_supports_common("grid_select", p, QS_MAX_CAP, why, why_len);
 }
 
 static topk_status grid_workspace_size(const topk_problem* p, const topk_device_info* dev, size_t* bytes) {

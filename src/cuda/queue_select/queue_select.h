@@ -5,11 +5,18 @@
  * supports() checks, and the declarations of the per-(bucket, key width) launchers
  * that CMake instantiates in generated files (queue_select.cmake).
  *
- * Buckets: the warp queue holds CAP = k rounded up to a power of two in 32..2048
- * (QS_CAPS). Thread-queue length T per bucket (004 sec. 4.3 gives 2, 3, 4, 8 for
- * k <= 32, 128, 256, 1024; the merge networks here take powers of two, so 3 -> 4):
- *   CAP  32  64  128  256  512  1024  2048
- *   T     2   4    4    4    8     8     8
+ * Buckets: the warp queue holds CAP = k rounded up to the next of QS_CAPS: every
+ * multiple of 32 up to 128, then steps of 1.5x and 4/3x (a queue at most 1.5x k
+ * past 128; odd register counts use 004's odd-size networks, topk_device/merge.cuh).
+ * Thread-queue length T per bucket (004 sec. 4.3 gives 2, 3, 4, 8 for k <= 32, 128,
+ * 256, 1024), re-measured on the H100 (session 32, docs/perf-notes.md):
+ *   CAP                      32  64  96  128  192  256  384 .. 2048
+ *   T, WarpSelect             2   3   3    4    4    4    8 ..    8
+ *   T, BlockSelect, GridSelect's merge
+ *                             2   4   4    4    4    4    8 ..    8
+ * (T = 3 against 4: WarpSelect 1.02-1.10x faster at CAP 64, even at 96, 0.95-0.98x at
+ * 128; BlockSelect 0.85-0.99x. A measurement build sets one T for CAP 64..128 in every
+ * kernel: cmake -DTOPK_QS_TQ_MID=T, i.e. QS_TQ_MID.)
  * Warps per block (BlockSelect, GridSelect): 8 up to CAP 256, 4 above (registers:
  * the warp queue is CAP / 32 pairs per lane, 64 at CAP 2048; shared memory for the
  * block merge is warps / 2 queues).
@@ -23,6 +30,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <cuda_runtime_api.h>
 
@@ -32,7 +40,13 @@
 
 #define QS_MIN_CAP 32
 #define QS_MAX_CAP 2048
-#define QS_NUM_CAPS 7 /* 32, 64, ..., 2048 */
+#define QS_NUM_CAPS 12 /* QS_CAPS below; queue_select.cmake instantiates the same list */
+#define QS_CAPS {32, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048}
+/* BlockSelect past the register queues: a queue in shared memory (smem_queue_kernels.cuh). */
+#define QS_SMEM_CAPS {4096, 8192}
+#define QS_SMEM_NUM_CAPS 2
+#define QS_SMEM_MAX_CAP 8192
+
 #define QS_MAX_ROW 0xFFFFFFFEll /* longest row (and offsets buffer): indices < 0xFFFFFFFF */
 
 /* Everything a queue-select kernel needs; filled once per call by qs_fill_params. */
@@ -54,15 +68,25 @@ typedef struct qs_params {
 } qs_params;
 
 /* Thread-queue length and warps per block of a bucket (the table above). */
-__host__ __device__ constexpr int qs_thread_q(int cap) { return cap <= 32 ? 2 : (cap <= 256 ? 4 : 8); }
+__host__ __device__ constexpr int qs_thread_q(int cap, bool warp_per_row) {
+#ifdef QS_TQ_MID
+  return cap <= 32 ? 2 : (cap <= 128 ? QS_TQ_MID : (cap <= 256 ? 4 : 8));
+#else
+  return cap <= 32 ? 2 : (warp_per_row && cap <= 96 ? 3 : (cap <= 256 ? 4 : 8));
+#endif
+}
 __host__ __device__ constexpr int qs_block_warps(int cap) { return cap <= 256 ? 8 : 4; }
 enum { QS_WARP_ROWS_PER_BLOCK = 4 }; /* WarpSelect: one warp per row, 4 rows per block */
 
 /* Bucket index (0 for CAP 32) of k, or -1 if k > QS_MAX_CAP. */
+/* TOPK_QS_POW2_CAPS=1 (measurement knob) skips the caps that are not powers of two,
+ * as before the odd-size networks. */
 static inline int qs_bucket(int64_t k) {
-  int b = 0;
-  for (int64_t cap = QS_MIN_CAP; cap <= QS_MAX_CAP; cap <<= 1, ++b)
-    if (k <= cap) return b;
+  static const int caps[QS_NUM_CAPS] = QS_CAPS;
+  const char* env = getenv("TOPK_QS_POW2_CAPS");
+  const int pow2_only = env && env[0] == '1';
+  for (int b = 0; b < QS_NUM_CAPS; ++b)
+    if (k <= caps[b] && (!pow2_only || (caps[b] & (caps[b] - 1)) == 0)) return b;
   return -1;
 }
 
@@ -86,16 +110,18 @@ static inline topk_dq_key_params qs_key_params(topk_dtype dt, int smallest) {
   return kp;
 }
 
-/* The checks all three share. @return 1 if supported, else 0 with why. */
-static inline int qs_supports_common(const char* name, const topk_problem* p, char* why, size_t why_len) {
+/* The checks all three share; max_k: QS_MAX_CAP, or QS_SMEM_MAX_CAP for BlockSelect.
+ * @return 1 if supported, else 0 with why. */
+static inline int qs_supports_common(const char* name, const topk_problem* p, int64_t max_k, char* why,
+                                     size_t why_len) {
   if (topk_key_bits(p->dtype) == 0) {
     if (why && why_len) snprintf(why, why_len, "%s: unknown dtype %d", name, (int)p->dtype);
     return 0;
   }
-  if (p->k > QS_MAX_CAP) {
+  if (p->k > max_k) {
     if (why && why_len)
-      snprintf(why, why_len, "%s: k=%lld exceeds %d, the largest warp queue built (use air_radix)", name,
-               (long long)p->k, QS_MAX_CAP);
+      snprintf(why, why_len, "%s: k=%lld exceeds %lld, the largest %s queue built (use air_radix)", name,
+               (long long)p->k, (long long)max_k, max_k > QS_MAX_CAP ? "shared-memory" : "register");
     return 0;
   }
   if (p->n > QS_MAX_ROW) {
@@ -135,12 +161,14 @@ typedef topk_status (*qs_launch_fn)(const qs_params& P, cudaStream_t stream);
 template <int KB, int CAP> topk_status qs_launch_warp(const qs_params& P, cudaStream_t stream);
 template <int KB, int CAP> topk_status qs_launch_block(const qs_params& P, cudaStream_t stream);
 template <int KB, int CAP> topk_status qs_launch_grid(const qs_params& P, cudaStream_t stream);
+template <int KB, int CAP> topk_status qs_launch_block_smem(const qs_params& P, cudaStream_t stream);
 
 /* Table row of one bucket: the launchers for key widths 16, 32, 64. */
 #define QS_TABLE_ROW_(FN, CAP) {FN<16, CAP>, FN<32, CAP>, FN<64, CAP>}
 #define QS_TABLE(FN)                                                                       \
-  {QS_TABLE_ROW_(FN, 32),  QS_TABLE_ROW_(FN, 64),   QS_TABLE_ROW_(FN, 128), QS_TABLE_ROW_(FN, 256), \
-   QS_TABLE_ROW_(FN, 512), QS_TABLE_ROW_(FN, 1024), QS_TABLE_ROW_(FN, 2048)}
+  {QS_TABLE_ROW_(FN, 32),   QS_TABLE_ROW_(FN, 64),   QS_TABLE_ROW_(FN, 96),   QS_TABLE_ROW_(FN, 128),  \
+   QS_TABLE_ROW_(FN, 192),  QS_TABLE_ROW_(FN, 256),  QS_TABLE_ROW_(FN, 384),  QS_TABLE_ROW_(FN, 512),  \
+   QS_TABLE_ROW_(FN, 768),  QS_TABLE_ROW_(FN, 1024), QS_TABLE_ROW_(FN, 1536), QS_TABLE_ROW_(FN, 2048)}
 
 /* Column of a key width in the table: 0, 1, 2 for 16, 32, 64 bits. */
 static inline int qs_width_col(topk_dtype dt) {

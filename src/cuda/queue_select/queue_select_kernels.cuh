@@ -257,7 +257,7 @@ extern __shared__ __align__(16) unsigned char qs_smem[];
 
 template <int KB, int CAP>
 __global__ void __launch_bounds__(QS_WARP_ROWS_PER_BLOCK * 32) qs_warp_kernel(const qs_params P) {
-  enum { R = CAP / 32, T = qs_thread_q(CAP) };
+  enum { R = CAP / 32, T = qs_thread_q(CAP, true) };
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int64_t row = P.row0 + (int64_t)blockIdx.x * QS_WARP_ROWS_PER_BLOCK + warp;
   if (row >= P.batch) return; /* whole warps; no block-wide synchronisation follows */
@@ -273,7 +273,7 @@ __global__ void __launch_bounds__(QS_WARP_ROWS_PER_BLOCK * 32) qs_warp_kernel(co
 
 template <int KB, int CAP>
 __global__ void __launch_bounds__(qs_block_warps(CAP) * 32) qs_block_kernel(const qs_params P) {
-  enum { R = CAP / 32, T = qs_thread_q(CAP), NW = qs_block_warps(CAP) };
+  enum { R = CAP / 32, T = qs_thread_q(CAP, false), NW = qs_block_warps(CAP) };
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int64_t row = P.row0 + (int64_t)blockIdx.x;
   int64_t start;
@@ -336,7 +336,7 @@ __global__ void __launch_bounds__(qs_block_warps(CAP) * 32) qs_grid_kernel(const
 /* GridSelect's merge: one block per row over the row's bpr x k candidates. */
 template <int KB, int CAP>
 __global__ void __launch_bounds__(qs_block_warps(CAP) * 32) qs_grid_merge_kernel(const qs_params P) {
-  enum { R = CAP / 32, T = qs_thread_q(CAP), NW = qs_block_warps(CAP) };
+  enum { R = CAP / 32, T = qs_thread_q(CAP, false), NW = qs_block_warps(CAP) };
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int64_t row = P.row0 + (int64_t)blockIdx.x;
   const int64_t count = P.bpr * (int64_t)P.k;

@@ -1,6 +1,6 @@
 /*
  * warp_select.cu: WarpSelect (paper 004 sec. 4; Faiss WarpSelect), the ops entry.
- * One warp per row keeps the row's best CAP (k rounded up to a power of two,
+ * One warp per row keeps the row's best CAP (k rounded up to a bucket of queue_select.h,
  * 32..2048) in a register warp queue fed by per-lane thread queues; kernels in
  * queue_select_kernels.cuh, queues and merge networks in topk_device/merge.cuh.
  * Best for many short or medium rows; no workspace, one launch.
@@ -9,7 +9,7 @@
 
 static int warp_supports(const topk_problem* p, const topk_device_info* dev, char* why, size_t why_len) {
   (void)dev;
-  return qs_supports_common("warp_select", p, why, why_len);
+  return qs_supports_common("warp_select", p, QS_MAX_CAP, why, why_len);
 }
 
 static topk_status warp_workspace_size(const topk_problem* p, const topk_device_info* dev, size_t* bytes) {

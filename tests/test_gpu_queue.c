@@ -10,8 +10,8 @@
  * adversarial with 8/16/20/24 equal bits, all-equal, zipf duplicates at the k-th,
  * sorted both ways, NaN/inf mixes), 10^4 rows, GridSelect's split rows (batch 1,
  * n = 2^24, k = 128 and 2048), BlockSelect's shared-memory queue (k = 2049..8192:
- * both caps and their edges, every dtype and direction, rows shorter than k,
- * unaligned and variable-length rows, flushes forced by ascending rows, ties) and
+ * both caps and their edges, every dtype and direction, k = n, variable-length
+ * rows (some shorter than k, unaligned starts), flushes forced by ascending rows, ties) and
  * k past each algorithm's largest queue refused with TOPK_ERR_UNSUPPORTED.
  *
  * Skips (exit 77) where no CUDA device is usable. `sanitizer_small` is the quick
@@ -236,8 +236,7 @@ TEST(grid_top1) {
 
 /*
  * BlockSelect with k = 2049..8192: the shared-memory queue (CAP 4096 and 8192). Edges of
- * both caps; every dtype, both directions; rows shorter than k (padding) and not a
- * multiple of a vector; ascending rows (every element beats the threshold: a flush each
+ * both caps; every dtype, both directions; k = n; rows not a multiple of a vector; ascending rows (every element beats the threshold: a flush each
  * time the buffer fills); all-equal and zipf rows (ties at the k-th go to the lowest
  * index); NaN / inf; variable-length rows with unaligned starts; an ld > n.
  */
@@ -256,8 +255,8 @@ TEST(block_smem_queue) {
       GPU_RUN(.algo = TOPK_ALGO_BLOCK_SELECT, .dtype = all_dtypes[d], .batch = 3, .n = 40003, .k = ks[i],
               .flags = flags, .index_type = (topk_index)((i + d) % 3), .gen = dists[g]);
     }
-  /* rows shorter than k, and exactly k */
-  GPU_RUN(.algo = TOPK_ALGO_BLOCK_SELECT, .dtype = TOPK_F32, .batch = 4, .n = 3001, .k = 4000,
+  /* k = n (rows shorter than k: the variable-length rows below) */
+  GPU_RUN(.algo = TOPK_ALGO_BLOCK_SELECT, .dtype = TOPK_F32, .batch = 4, .n = 3001, .k = 3001,
           .gen = {.dist = GEN_NORMAL});
   GPU_RUN(.algo = TOPK_ALGO_BLOCK_SELECT, .dtype = TOPK_BF16, .batch = 2, .n = 8192, .k = 8192,
           .flags = TOPK_SORTED, .gen = {.dist = GEN_ZIPF});

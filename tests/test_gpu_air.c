@@ -664,9 +664,10 @@ TEST(cluster_shapes) {
 }
 
 /*
- * The default path for a few short rows: CLUSTER for <= 16 unsorted rows of 16 KB .. 32 KB
- * with k <= 512 (AIR_ONE_CLUSTER_*, air_radix.cu), ONE-BLOCK just past each edge (17 rows,
- * k = 513, sorted, 8 KB rows); ties, NaN and inf, both directions, 2- and 4-byte keys.
+ * The default path for a few short rows: CLUSTER for <= 16 rows of 16 KB .. 32 KB (unsorted,
+ * any k; sorted only 16-bit rows of 32 KB) (cluster_over_one, air_radix.cu), ONE-BLOCK just
+ * past each edge (17 rows, sorted f32, sorted 16-bit rows of 16383, 8 KB rows); ties, NaN
+ * and inf, both directions, 2- and 4-byte keys.
  */
 TEST(short_rows_default) {
   static const gen_opts dists[] = {
@@ -688,10 +689,15 @@ TEST(short_rows_default) {
     RUN(.dtype = TOPK_F16, .batch = 1100, .n = 12288, .k = 300, .flags = sm, .gen = dists[g]);
     RUN(.dtype = TOPK_BF16, .batch = 1024, .n = 12287, .k = 2048, .flags = sm, .gen = dists[g]);
     RUN(.dtype = TOPK_BF16, .batch = 1024, .n = 16384, .k = 100, .flags = sm | TOPK_SORTED, .gen = dists[g]);
+    /* a few rows at large k, and sorted 16-bit rows of 32 KB: CLUSTER */
+    RUN(.dtype = TOPK_F32, .batch = 1, .n = 8192, .k = 4000, .flags = sm, .gen = dists[g]);
+    RUN(.dtype = TOPK_BF16, .batch = 16, .n = 16384, .k = 2048, .flags = sm, .gen = dists[g]);
+    RUN(.dtype = TOPK_BF16, .batch = 4, .n = 16384, .k = 2048, .flags = sm | TOPK_SORTED, .gen = dists[g]);
+    RUN(.dtype = TOPK_F16, .batch = 1, .n = 16384, .k = 100, .flags = sm | TOPK_SORTED, .gen = dists[g]);
     /* just past the rule's edges: ONE-BLOCK */
     RUN(.dtype = TOPK_F32, .batch = 17, .n = 8192, .k = 128, .flags = sm, .gen = dists[g]);
-    RUN(.dtype = TOPK_F32, .batch = 1, .n = 8192, .k = 513, .flags = sm, .gen = dists[g]);
     RUN(.dtype = TOPK_F32, .batch = 2, .n = 8192, .k = 64, .flags = sm | TOPK_SORTED, .gen = dists[g]);
+    RUN(.dtype = TOPK_BF16, .batch = 2, .n = 16383, .k = 2048, .flags = sm | TOPK_SORTED, .gen = dists[g]);
     RUN(.dtype = TOPK_F32, .batch = 1, .n = 2048, .k = 100, .flags = sm, .gen = dists[g]);
   }
   return TEST_OK;

@@ -32,7 +32,8 @@ static topk_status block_run(const topk_args* a, void* workspace, size_t workspa
                  (long long)a->p.k, QS_SMEM_MAX_CAP);
   const qs_params P = qs_fill_params(a);
   const int col = qs_width_col(a->p.dtype);
-  if (a->p.k > QS_MAX_CAP) return smem_table[a->p.k > 4096 ? 1 : 0][col](P, (cudaStream_t)stream);
+  static const int smem_caps[QS_SMEM_NUM_CAPS] = QS_SMEM_CAPS;
+  if (a->p.k > QS_MAX_CAP) return smem_table[a->p.k > smem_caps[0] ? 1 : 0][col](P, (cudaStream_t)stream);
   return table[qs_bucket(a->p.k)][col](P, (cudaStream_t)stream);
 }
 

@@ -78,9 +78,9 @@ __host__ __device__ constexpr int qs_thread_q(int cap, bool warp_per_row) {
 __host__ __device__ constexpr int qs_block_warps(int cap) { return cap <= 256 ? 8 : 4; }
 enum { QS_WARP_ROWS_PER_BLOCK = 4 }; /* WarpSelect: one warp per row, 4 rows per block */
 
-/* Bucket index (0 for CAP 32) of k, or -1 if k > QS_MAX_CAP. */
-/* TOPK_QS_POW2_CAPS=1 (measurement knob) skips the caps that are not powers of two,
- * as before the odd-size networks. */
+/* Bucket index (0 for CAP 32) of k, or -1 if k > QS_MAX_CAP. TOPK_QS_POW2_CAPS=1 (a
+ * measurement knob) skips the caps that are not powers of two, as before the odd-size
+ * networks. */
 static inline int qs_bucket(int64_t k) {
   static const int caps[QS_NUM_CAPS] = QS_CAPS;
   const char* env = getenv("TOPK_QS_POW2_CAPS");

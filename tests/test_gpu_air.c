@@ -664,10 +664,10 @@ TEST(cluster_shapes) {
 }
 
 /*
- * The default path for a few short rows: CLUSTER for <= 16 rows of 16 KB .. 32 KB (unsorted,
- * any k; sorted only 16-bit rows of 32 KB) (cluster_over_one, air_radix.cu), ONE-BLOCK just
- * past each edge (17 rows, sorted f32, sorted 16-bit rows of 16383, 8 KB rows); ties, NaN
- * and inf, both directions, 2- and 4-byte keys.
+ * The default path for rows of 16 KB .. 32 KB: CLUSTER where cluster_over_one (air_radix.cu)
+ * says so (unsorted 4-byte rows in <= 128 rows; unsorted 16-bit rows in <= 256 rows or from
+ * 24 KB at any batch; sorted 16-bit rows of 32 KB in <= 512 rows), ONE-BLOCK just past each
+ * edge; ties, NaN and inf, both directions, 2- and 4-byte keys.
  */
 TEST(short_rows_default) {
   static const gen_opts dists[] = {
@@ -684,18 +684,23 @@ TEST(short_rows_default) {
     RUN(.dtype = TOPK_BF16, .batch = 3, .n = 16384, .k = 8, .flags = sm, .gen = dists[g]);
     RUN(.dtype = TOPK_I32, .batch = 2, .n = 5000, .k = 1, .flags = sm, .gen = dists[g]);
     RUN(.dtype = TOPK_F16, .batch = 4, .n = 8192, .k = 300, .flags = sm, .index_type = TOPK_INDEX_I32, .gen = dists[g]);
-    /* many unsorted 16-bit rows of 24..32 KB: CLUSTER; just below 24 KB, sorted: ONE-BLOCK */
+    /* unsorted 16-bit rows from 24 KB at any batch: CLUSTER; under 24 KB past 256 rows, sorted past
+     * 512 rows: ONE-BLOCK */
     RUN(.dtype = TOPK_BF16, .batch = 1024, .n = 16384, .k = 2048, .flags = sm, .gen = dists[g]);
-    RUN(.dtype = TOPK_F16, .batch = 1100, .n = 12288, .k = 300, .flags = sm, .gen = dists[g]);
+    RUN(.dtype = TOPK_F16, .batch = 300, .n = 12288, .k = 300, .flags = sm, .gen = dists[g]);
     RUN(.dtype = TOPK_BF16, .batch = 1024, .n = 12287, .k = 2048, .flags = sm, .gen = dists[g]);
     RUN(.dtype = TOPK_BF16, .batch = 1024, .n = 16384, .k = 100, .flags = sm | TOPK_SORTED, .gen = dists[g]);
-    /* a few rows at large k, and sorted 16-bit rows of 32 KB: CLUSTER */
+    RUN(.dtype = TOPK_BF16, .batch = 513, .n = 16384, .k = 700, .flags = sm | TOPK_SORTED, .gen = dists[g]);
+    /* a few rows at large k, up to the batch edges, and sorted 16-bit rows of 32 KB: CLUSTER */
     RUN(.dtype = TOPK_F32, .batch = 1, .n = 8192, .k = 4000, .flags = sm, .gen = dists[g]);
+    RUN(.dtype = TOPK_F32, .batch = 128, .n = 4096, .k = 1000, .flags = sm, .gen = dists[g]);
+    RUN(.dtype = TOPK_BF16, .batch = 256, .n = 8192, .k = 2048, .flags = sm, .gen = dists[g]);
     RUN(.dtype = TOPK_BF16, .batch = 16, .n = 16384, .k = 2048, .flags = sm, .gen = dists[g]);
-    RUN(.dtype = TOPK_BF16, .batch = 4, .n = 16384, .k = 2048, .flags = sm | TOPK_SORTED, .gen = dists[g]);
+    RUN(.dtype = TOPK_BF16, .batch = 512, .n = 16384, .k = 2048, .flags = sm | TOPK_SORTED, .gen = dists[g]);
     RUN(.dtype = TOPK_F16, .batch = 1, .n = 16384, .k = 100, .flags = sm | TOPK_SORTED, .gen = dists[g]);
     /* just past the rule's edges: ONE-BLOCK */
-    RUN(.dtype = TOPK_F32, .batch = 17, .n = 8192, .k = 128, .flags = sm, .gen = dists[g]);
+    RUN(.dtype = TOPK_F32, .batch = 129, .n = 8192, .k = 128, .flags = sm, .gen = dists[g]);
+    RUN(.dtype = TOPK_BF16, .batch = 257, .n = 8192, .k = 256, .flags = sm, .gen = dists[g]);
     RUN(.dtype = TOPK_F32, .batch = 2, .n = 8192, .k = 64, .flags = sm | TOPK_SORTED, .gen = dists[g]);
     RUN(.dtype = TOPK_BF16, .batch = 2, .n = 16383, .k = 2048, .flags = sm | TOPK_SORTED, .gen = dists[g]);
     RUN(.dtype = TOPK_F32, .batch = 1, .n = 2048, .k = 100, .flags = sm, .gen = dists[g]);

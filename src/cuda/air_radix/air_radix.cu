@@ -10,8 +10,9 @@
  *              workspace (AUTO sends these problems here: src/choose.c).
  *   ONE-BLOCK  rows of average length <= AIR_STAGE_BYTES / element size (8192 f32,
  *              16384 f16/bf16, 4096 f64), except uniform rows of >= 16 KB of 2- or 4-byte
- *              keys in batches of <= 16 (unsorted, or sorted 16-bit rows of 32 KB), which
- *              CLUSTER serves faster on Hopper (cluster_over_one): one thread block per row, the row staged
+ *              keys in batches that leave SMs idle (cluster_over_one: unsorted f32 <= 128
+ *              rows, 16-bit <= 256 rows or from 24 KB any batch, sorted 16-bit rows of 32 KB
+ *              <= 512 rows), which CLUSTER serves faster on Hopper: one thread block per row, the row staged
  *              in shared memory (n elements for uniform rows), all passes in one
  *              kernel with 8-bit digits (AIR_ONE_DIGIT_BITS; 256-bin histograms: short
  *              rows pay per bin).
@@ -249,37 +250,34 @@ static const int64_t AIR_ONE_SMEM_BUDGET = 45056;
  *    1.24-1.54x, so not there). */
 static const int64_t AIR_RES_DEL_K_2ROWS = 256;
 static const int64_t AIR_RES_DEL_K_16 = 512;
-/* CLUSTER instead of ONE-BLOCK for a few short rows: a one-block row has 8 warps to hide its
- * passes' latency, a cluster block 32. Measured (session 25, both forced, f32 / bf16 normal,
- * unsorted, k = 8..512, 1, 4 and 16 rows; bench/results/h100_air_one_vs_cluster_s25.csv):
- * rows of 16 KB and more at 1.12-2.44x (f32 1 x 8192, k = 128: 27.0 -> 14.3 us; bf16 1 x
- * 16384, k = 8: 43.3 -> 11.4 us); rows of 8 KB (f32 2048) 0.60-0.92x at k >= 128. Session 32
- * (docs/perf-notes.md v0.32; forced, uniform, 1 / 4 / 16 rows, k 256..4096, two runs): unsorted
- * bf16 / f16 rows of 8192..16384 1.50-2.66x, f32 rows of 4096..8192 1.01-1.92x; sorted bf16 rows
- * of 16384, k = 1024 / 2048, 1.65-1.81x (so k has no bound, and sorted output takes CLUSTER for
- * 16-bit rows of 32 KB, the one size measured). More rows and 64-bit keys were not measured,
- * and keep ONE-BLOCK. */
+/* CLUSTER instead of ONE-BLOCK for rows of 16..32 KB in batches that leave SMs idle: a one-block
+ * row has 8 warps to hide its passes' latency, a cluster block 32. Measured (forced paths,
+ * uniform / normal rows, two runs each):
+ *  - session 25 (1, 4, 16 rows, k 8..512; h100_air_one_vs_cluster_s25.csv): rows of >= 16 KB
+ *    1.12-2.44x; rows of 8 KB (f32 2048) 0.60-0.92x at k >= 128, so not there;
+ *  - session 31 (bf16, 1024 and 4096 rows; perf-notes v0.31): rows of 16384 1.26-1.44x, 12288
+ *    1.04-1.16x, 10240 (20 KB) 0.85-1.01x;
+ *  - session 32 (perf-notes v0.32; 1..512 rows, k 64..4096, h100_air_{few,mid}*_s32.csv):
+ *    16-bit rows of 8192..16384 at <= 256 rows 1.04-3.38x, at 512 rows 1.16-2.16x from 24 KB but
+ *    0.91-0.95x at 16 KB (k >= 256); f32 rows of 4096..8192 at <= 128 rows 1.00-2.35x, at 256 and
+ *    512 rows 0.55-1.10x at k >= 256; sorted bf16 rows of 16384 at 1..512 rows 1.24-1.92x.
+ * 64-bit keys, sorted 4-byte rows, sorted 16-bit rows under 32 KB or over 512 rows were not
+ * measured and keep ONE-BLOCK. */
 static const int64_t AIR_ONE_CLUSTER_MIN_BYTES = 16384;
-static const int64_t AIR_ONE_CLUSTER_MAX_ROWS = 16;
+static const int64_t AIR_ONE_CLUSTER_MAX_ROWS = 128;    /* 4-byte keys */
+static const int64_t AIR_ONE_CLUSTER_16_MAX_ROWS = 256; /* 16-bit keys, rows of 16..24 KB */
+static const int64_t AIR_ONE_CLUSTER_16_ANY_BYTES = 24576; /* 16-bit keys, unsorted: any batch from here */
 static const int64_t AIR_ONE_CLUSTER_SORTED_MIN_BYTES = 32768;
-/* CLUSTER over ONE-BLOCK also for many unsorted 16-bit rows of 24..32 KB (the stage's last
- * quarter). Measured (docs/perf-notes.md v0.31, bf16 normal, forced paths, k 256..4096): batch
- * 1024 rows of 16384 1.26-1.44x, of 12288 1.08-1.16x (0.99x at k = 4096); 4096 x 16384, k = 2048
- * 1.30x, x 12288 1.04x; rows of 10240 (20 KB) 0.85-1.01x, so not there. f32 and sorted output
- * were not measured. */
-static const int64_t AIR_MANY_CLUSTER_MIN_BYTES = 24576;
-static const int64_t AIR_MANY_CLUSTER_MIN_ROWS = 1024;
-/* Uniform rows that ONE-BLOCK could stage but CLUSTER serves faster (where CLUSTER fits): a few
- * rows (AIR_ONE_CLUSTER_*; sorted output only for 16-bit rows of 32 KB) or many unsorted 16-bit
- * ones (AIR_MANY_CLUSTER_*). */
+static const int64_t AIR_ONE_CLUSTER_SORTED_MAX_ROWS = 512;
+/* Uniform rows that ONE-BLOCK could stage but CLUSTER serves faster (where CLUSTER fits). */
 static int cluster_over_one(const topk_problem* p, int es) {
-  if (p->row_offsets || p->n > AIR_STAGE_BYTES / es) return 0;
+  if (p->row_offsets || p->n > AIR_STAGE_BYTES / es || es > 4) return 0;
   const int64_t bytes = p->n * es;
-  const int sorted = (p->flags & TOPK_SORTED) != 0;
-  const int few = es <= 4 && p->batch <= AIR_ONE_CLUSTER_MAX_ROWS && bytes >= AIR_ONE_CLUSTER_MIN_BYTES &&
-                  (!sorted || (es == 2 && bytes >= AIR_ONE_CLUSTER_SORTED_MIN_BYTES));
-  const int many = !sorted && es == 2 && p->batch >= AIR_MANY_CLUSTER_MIN_ROWS && bytes >= AIR_MANY_CLUSTER_MIN_BYTES;
-  return few || many;
+  if (bytes < AIR_ONE_CLUSTER_MIN_BYTES) return 0;
+  if (p->flags & TOPK_SORTED)
+    return es == 2 && bytes >= AIR_ONE_CLUSTER_SORTED_MIN_BYTES && p->batch <= AIR_ONE_CLUSTER_SORTED_MAX_ROWS;
+  if (es == 2) return p->batch <= AIR_ONE_CLUSTER_16_MAX_ROWS || bytes >= AIR_ONE_CLUSTER_16_ANY_BYTES;
+  return p->batch <= AIR_ONE_CLUSTER_MAX_ROWS;
 }
 static const int64_t AIR_RES_SMALL_K = 64;
 static const int64_t AIR_RES_MAX_K = 1024;

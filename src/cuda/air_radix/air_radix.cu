@@ -259,7 +259,7 @@ static const int64_t AIR_RES_DEL_K_16 = 512;
  *    1.04-1.16x, 10240 (20 KB) 0.85-1.01x;
  *  - session 32 (perf-notes v0.32; 1..512 rows, k 64..4096, h100_air_{few,mid}*_s32.csv):
  *    16-bit rows of 8192..16384 at <= 256 rows 1.04-3.38x, at 512 rows 1.16-2.16x from 24 KB but
- *    0.91-0.95x at 16 KB (k >= 256); f32 rows of 4096..8192 at <= 128 rows 1.00-2.35x, at 256 and
+ *    0.91-0.95x at 16 KB (k >= 256); f32 rows of 4096..8192 at <= 128 rows 0.995-2.36x, at 256 and
  *    512 rows 0.55-1.10x at k >= 256; sorted bf16 rows of 16384 at 1..512 rows 1.24-1.92x.
  * 64-bit keys, sorted 4-byte rows, sorted 16-bit rows under 32 KB or over 512 rows were not
  * measured and keep ONE-BLOCK. */

@@ -230,25 +230,27 @@ __device__ __forceinline__ void qs_scan_pairs(Sink& s, const topk_dq_pair<KB>* c
 
 /* ---- writing ---- */
 
+/* Writes output slot e (< k) of row `row` from pair p: the value read back from the row, or
+ * the worst value and index -1 for a sentinel (a row shorter than k). */
+template <int KB>
+__device__ __forceinline__ void qs_write_slot(const qs_params& P, int64_t row, int64_t start, int e,
+                                              const topk_dq_pair<KB>& p) {
+  typedef typename topk_key_of_width<KB>::type U;
+  const int64_t o = row * (int64_t)P.k + e;
+  const bool empty = topk_dq_is_sentinel<KB>(p);
+  const uint32_t idx = topk_dq_ops<KB>::index(p);
+  ((U*)P.values)[o] = empty ? (U)P.worst_bits : ((const U*)P.in + start)[idx];
+  if (P.index_type == TOPK_INDEX_I64) ((int64_t*)P.indices)[o] = empty ? (int64_t)-1 : (int64_t)idx;
+  else if (P.index_type == TOPK_INDEX_I32) ((int32_t*)P.indices)[o] = empty ? (int32_t)-1 : (int32_t)idx;
+}
+
 /* Writes the first k of a sorted lane-stride queue as row `row`'s outputs. */
 template <int KB, int R>
 __device__ __forceinline__ void qs_write_out(const qs_params& P, int64_t row, int64_t start,
                                              const topk_dq_pair<KB> (&w)[R], int lane) {
-  typedef typename topk_key_of_width<KB>::type U;
-  typedef topk_dq_ops<KB> O;
-  const U* in_row = (const U*)P.in + start;
 #pragma unroll
-  for (int r = 0; r < R; ++r) {
-    const int e = r * 32 + lane;
-    if (e < P.k) {
-      const int64_t o = row * (int64_t)P.k + e;
-      const bool empty = topk_dq_is_sentinel<KB>(w[r]);
-      const uint32_t idx = O::index(w[r]);
-      ((U*)P.values)[o] = empty ? (U)P.worst_bits : in_row[idx];
-      if (P.index_type == TOPK_INDEX_I64) ((int64_t*)P.indices)[o] = empty ? (int64_t)-1 : (int64_t)idx;
-      else if (P.index_type == TOPK_INDEX_I32) ((int32_t*)P.indices)[o] = empty ? (int32_t)-1 : (int32_t)idx;
-    }
-  }
+  for (int r = 0; r < R; ++r)
+    if (r * 32 + lane < P.k) qs_write_slot<KB>(P, row, start, r * 32 + lane, w[r]);
 }
 
 extern __shared__ __align__(16) unsigned char qs_smem[];

@@ -198,16 +198,7 @@ __global__ void __launch_bounds__(QS_SQ_THREADS, qs_sq_blocks_per_sm<KB, CAP>())
     qs_sq_flush<KB, CAP>(q, b, s_nb, warp, lane);
   }
   /* outputs: Q's first k, values read back from the row (bit-exact) */
-  const U* in_row = (const U*)P.in + start;
-  for (int e = tid; e < P.k; e += QS_SQ_THREADS) {
-    const topk_dq_pair<KB> p = q[e];
-    const int64_t o = row * (int64_t)P.k + e;
-    const bool empty = topk_dq_is_sentinel<KB>(p);
-    const uint32_t idx = O::index(p);
-    ((U*)P.values)[o] = empty ? (U)P.worst_bits : in_row[idx];
-    if (P.index_type == TOPK_INDEX_I64) ((int64_t*)P.indices)[o] = empty ? (int64_t)-1 : (int64_t)idx;
-    else if (P.index_type == TOPK_INDEX_I32) ((int32_t*)P.indices)[o] = empty ? (int32_t)-1 : (int32_t)idx;
-  }
+  for (int e = tid; e < P.k; e += QS_SQ_THREADS) qs_write_slot<KB>(P, row, start, e, q[e]);
 }
 
 template <int KB, int CAP> topk_status qs_launch_block_smem(const qs_params& P0, cudaStream_t stream) {

@@ -15,7 +15,8 @@
  *   networks    the merge networks alone, for power-of-two and odd register counts:
  *               topk_dq_sort of 32 R1 and 32 R2 pairs, then topk_dq_merge of the
  *               two, against a CPU sort by (key desc, index asc); keys of 16, 32 and
- *               64 bits, from a small range (ties) and from the full width.
+ *               64 bits, from a small range (ties) and from the full width; and
+ *               topk_dq_sort_blocked (the blocked layout) for E = 1..16.
  *   key_helpers topk_device_key_* on the device and the library's parameterised
  *               transform (queue_select.h) on the host against src/common/keys.h,
  *               for specials (+-0, +-inf, NaNs, extremes) and random bits
@@ -110,6 +111,21 @@ __global__ void net_kernel(const uint64_t* keys, uint64_t* out_key, uint32_t* ou
   for (int r = 0; r < R1; ++r) {
     out_key[(R1 + R2 + r) * 32 + lane] = O::key(w[r]);
     out_idx[(R1 + R2 + r) * 32 + lane] = O::index(w[r]);
+  }
+}
+
+/* One warp: sorts 32 E pairs in the blocked layout (topk_dq_sort_blocked: element p =
+ * lane * E + e) and stores them in position order. */
+template <int KB, int E>
+__global__ void blocked_kernel(const uint64_t* keys, uint64_t* out_key, uint32_t* out_idx) {
+  typedef topk_dq_ops<KB> O;
+  const int lane = (int)threadIdx.x;
+  topk_dq_pair<KB> a[E];
+  for (int e = 0; e < E; ++e) a[e] = O::make(keys[lane * E + e], (uint32_t)(lane * E + e));
+  topk_dq_sort_blocked<O, E>(a, lane);
+  for (int e = 0; e < E; ++e) {
+    out_key[lane * E + e] = O::key(a[e]);
+    out_idx[lane * E + e] = O::index(a[e]);
   }
 }
 
@@ -349,6 +365,43 @@ static int net_case(uint64_t range) {
   return bad;
 }
 
+/* 0 when blocked_kernel<KB, E>'s output matches a CPU sort, for keys below `range`. */
+template <int KB, int E>
+static int blocked_case(uint64_t range) {
+  enum { N = 32 * E };
+  uint64_t keys[N], out_key[N];
+  uint32_t out_idx[N];
+  net_item want[N];
+  const uint64_t mask = KB == 64 ? ~0ull : ((1ull << KB) - 1);
+  for (int i = 0; i < N; ++i) {
+    keys[i] = (range ? rng() % range : rng()) & mask;
+    want[i].key = keys[i];
+    want[i].idx = (uint32_t)i;
+  }
+  uint64_t *d_keys, *d_out_key;
+  uint32_t* d_out_idx;
+  cudaMalloc(&d_keys, sizeof keys);
+  cudaMalloc(&d_out_key, sizeof out_key);
+  cudaMalloc(&d_out_idx, sizeof out_idx);
+  cudaMemcpy(d_keys, keys, sizeof keys, cudaMemcpyHostToDevice);
+  blocked_kernel<KB, E><<<1, 32>>>(d_keys, d_out_key, d_out_idx);
+  int bad = !sync_ok();
+  cudaMemcpy(out_key, d_out_key, sizeof out_key, cudaMemcpyDeviceToHost);
+  cudaMemcpy(out_idx, d_out_idx, sizeof out_idx, cudaMemcpyDeviceToHost);
+  cudaFree(d_keys);
+  cudaFree(d_out_key);
+  cudaFree(d_out_idx);
+  qsort(want, N, sizeof(net_item), net_cmp);
+  for (int i = 0; i < N && !bad; ++i)
+    if (out_key[i] != want[i].key || out_idx[i] != want[i].idx) {
+      fprintf(stderr, "networks blocked KB %d E %d range %llu: slot %d: (0x%llx, %u), want (0x%llx, %u)\n", KB, E,
+              (unsigned long long)range, i, (unsigned long long)out_key[i], out_idx[i],
+              (unsigned long long)want[i].key, want[i].idx);
+      bad = 1;
+    }
+  return bad;
+}
+
 /* Both key ranges; 0 when both pass. */
 template <int KB, int R1, int R2>
 static int net_cases(void) {
@@ -373,6 +426,11 @@ TEST(networks) {
   bad |= net_cases<16, 6, 2>();
   bad |= net_cases<64, 3, 2>();
   bad |= net_cases<64, 5, 1>();
+  for (int range = 0; range < 2; ++range) { /* the blocked layout: keys from the full width, then 50 values */
+    const uint64_t rg = range ? 50 : 0;
+    bad |= blocked_case<32, 1>(rg) | blocked_case<32, 2>(rg) | blocked_case<32, 4>(rg) | blocked_case<32, 8>(rg);
+    bad |= blocked_case<32, 16>(rg) | blocked_case<16, 4>(rg) | blocked_case<64, 8>(rg);
+  }
   ASSERT_EQ_I64(bad, 0);
   return TEST_OK;
 }

@@ -30,6 +30,8 @@
  *                          "reversed" compare of 004 Alg. 1) and keeps the better in
  *                          W: W then holds the best N1 and falls then rises; the
  *                          cascade sorts it. X is clobbered.
+ *   topk_dq_sort_blocked<O, E>  sorts 32E elements in the blocked layout (element
+ *                          lane * E + e), for sorts that start and end in memory
  * Odd sizes follow 004's derivation: a range of N registers is read as padded to the
  * next power of two P, with elements better than all in front (a sequence that falls
  * then rises stays bitonic) or worse than all behind (one that rises then falls); a
@@ -85,6 +87,17 @@ template <int KB> struct topk_dq_ops {
     return p;
   }
   static __device__ __forceinline__ bool better(const P& a, const P& b) { return a.v > b.v; }
+  /* hi, lo <- the better and the worse of the two, from ONE 64-bit compare: written as C,
+   * the two selects become max.u64 and min.u64, two compares each (ptxas, sm_90) */
+  static __device__ __forceinline__ void cmpx(P& hi, P& lo) {
+    unsigned long long h, l;
+    asm("{\n\t.reg .pred p;\n\t.reg .b64 t0, t1;\n\tsetp.gt.u64 p, %3, %2;\n\tselp.b64 t0, %3, %2, p;\n\t"
+        "selp.b64 t1, %2, %3, p;\n\tmov.b64 %0, t0;\n\tmov.b64 %1, t1;\n\t}"
+        : "=l"(h), "=l"(l)
+        : "l"(hi.v), "l"(lo.v));
+    hi.v = h;
+    lo.v = l;
+  }
   static __device__ __forceinline__ unsigned long long key(const P& a) { return a.v >> 32; }
   static __device__ __forceinline__ unsigned int index(const P& a) { return ~(unsigned int)a.v; }
   static __device__ __forceinline__ P shfl_xor(const P& a, int m) {
@@ -114,6 +127,13 @@ template <> struct topk_dq_ops<64> {
   }
   static __device__ __forceinline__ bool better(const P& a, const P& b) {
     return a.key > b.key || (a.key == b.key && a.nidx > b.nidx);
+  }
+  static __device__ __forceinline__ void cmpx(P& hi, P& lo) {
+    if (better(lo, hi)) {
+      const P t = hi;
+      hi = lo;
+      lo = t;
+    }
   }
   static __device__ __forceinline__ unsigned long long key(const P& a) { return a.key; }
   static __device__ __forceinline__ unsigned int index(const P& a) { return ~a.nidx; }
@@ -292,6 +312,51 @@ __device__ __forceinline__ void topk_dq_merge_bitonic(topk_dq_pair<KB> (&a)[R], 
   } else {
     topk_dq_clean_regs<KB, R, 0, R, true>(a);
     topk_dq_clean_lanes<KB, R, 0, R>(a, lane);
+  }
+}
+
+/* Sorts 32E elements best first in the blocked layout: element p = lane * E + e is register
+ * e of lane p / E (E = 1, 2, 4, 8 or 16). Steps at distances below E stay inside a lane, so
+ * of a bitonic sort's log2(32E)(log2(32E) + 1) / 2 steps only those at distances >= E shuffle
+ * (for E = 4, 15 of 28, against 25 in the lane-stride layout): the cheaper layout for a
+ * sort that starts and ends in memory (rtopk's sorted output). O: topk_dq_ops<KB>, or any
+ * type with P, better(a, b), cmpx(hi, lo) and shfl_xor(a, m) (a strict order: no two
+ * elements equal but sentinels). */
+template <typename O, int E>
+__device__ __forceinline__ void topk_dq_sort_blocked(typename O::P (&a)[E], int lane) {
+  static_assert(E == 1 || E == 2 || E == 4 || E == 8 || E == 16, "E is a power of two, 1..16");
+  typedef typename O::P P;
+#pragma unroll
+  for (int size = 2; size <= 32 * E; size <<= 1) {
+    /* merge two runs of size / 2: p against p ^ (size - 1), the lower position keeps the better */
+    if (size <= E) {
+#pragma unroll
+      for (int e = 0; e < E; ++e)
+        if (e < (e ^ (size - 1))) O::cmpx(a[e], a[e ^ (size - 1)]);
+    } else { /* partner: lane ^ ((size - 1) / E), register e ^ (E - 1) */
+      const bool lower = (lane & (size / 2 / E)) == 0;
+      P o[E];
+#pragma unroll
+      for (int e = 0; e < E; ++e) o[e] = O::shfl_xor(a[e ^ (E - 1)], (size - 1) / E);
+#pragma unroll
+      for (int e = 0; e < E; ++e) a[e] = (lower == O::better(o[e], a[e])) ? o[e] : a[e];
+    }
+    /* half-cleaners: p against p + st */
+#pragma unroll
+    for (int st = size >> 2; st >= 1; st >>= 1) {
+      if (st < E) {
+#pragma unroll
+        for (int e = 0; e < E; ++e)
+          if ((e & st) == 0) O::cmpx(a[e], a[e | st]);
+      } else {
+        const bool lower = (lane & (st / E)) == 0;
+#pragma unroll
+        for (int e = 0; e < E; ++e) {
+          const P y = O::shfl_xor(a[e], st / E);
+          a[e] = (lower == O::better(y, a[e])) ? y : a[e];
+        }
+      }
+    }
   }
 }
 

@@ -93,6 +93,7 @@
 
 #include "../common/keys.cuh"
 #include "../common/rows.cuh"
+#include "topk_device/merge.cuh"
 
 enum {
   RTOPK_MAX_N = 4096,       /* longest row (bucket capacity) */
@@ -696,11 +697,13 @@ __device__ __forceinline__ void rtopk_select_ties(const rtopk_row<KeyT, R, SMEM>
  * each lane ranked cnt / 32 entries against all cnt: docs/perf-notes.md v0.14):
  *   - cnt <= RTOPK_SORT_RANK_MAX: each lane ranks entries l and l + 32 against all in one pass
  *     (2 x cnt independent compares; the rank loop's cost there, 0.98-1.00x);
- *   - cnt <= RTOPK_SORT_REG_MAX, keys of <= 32 bits: a bitonic network in registers, entry
- *     p = e * 32 + lane, strides below 32 by shuffles and above within the lane (no shared-
- *     memory round trip or __syncwarp per step, which made the shared-memory network 0.83-0.96x
- *     the rank loop at k = 100 / 128 on few rows; 64-bit keys' 16-byte entries cost 4 shuffles
- *     an exchange, and the register network was 0.93x the shared-memory one for f64 4096 x 4096);
+ *   - cnt <= RTOPK_SORT_REG_MAX, keys of <= 32 bits: a bitonic network in registers
+ *     (topk_dq_sort_blocked: lane l holds positions 4l..4l+3 or 8l..8l+7, so the steps at
+ *     distances below 4 or 8 need no shuffle; 32-bit keys compared as one 64-bit composite).
+ *     No shared-memory round trip or __syncwarp per step, which made the shared-memory network
+ *     0.83-0.96x the rank loop at k = 100 / 128 on few rows; 64-bit keys' 16-byte entries cost
+ *     4 shuffles an exchange, and a register network was 0.93x the shared-memory one for f64
+ *     4096 x 4096;
  *   - above, the same network in shared memory over the next power of two m >= cnt:
  *     positions >= cnt stand for padding worse than every entry, so a comparator reaching one
  *     would not swap and is skipped (nothing past cnt is read or written).
@@ -735,72 +738,51 @@ __device__ __forceinline__ rtopk_entry<KeyT> rtopk_shfl_entry(const rtopk_entry<
   return o;
 }
 
-/* The exchange of one comparator seen from one side: `low` (the lower position) keeps the
- * better of its entry and the partner's, the other side the worse. Entries are distinct
- * (positions are), or equal paddings. */
-template <typename KeyT>
-__device__ __forceinline__ void rtopk_keep(rtopk_entry<KeyT>& v, const rtopk_entry<KeyT>& o, bool low) {
-  v = low == o.before(v) ? o : v;
-}
-
-/* Bitonic sort of 32 x E entries in registers, best first at position p = e * 32 + lane. */
-template <typename KeyT, int E>
-__device__ __forceinline__ void rtopk_sort_regs(rtopk_entry<KeyT> (&v)[E], int lane) {
-  constexpr int LG = 5 + (E >= 2) + (E >= 4) + (E >= 8);
-  static_assert((32 * E) == (1 << LG), "E is 1, 2, 4 or 8");
-#pragma unroll
-  for (int ls = 1; ls <= LG; ++ls) {
-    const int size = 1 << ls;
-    if (size <= 32) { /* flip within the lanes: partner lane ^ (size - 1), same e */
-      const bool low = (lane & (size >> 1)) == 0;
-#pragma unroll
-      for (int e = 0; e < E; ++e) rtopk_keep<KeyT>(v[e], rtopk_shfl_entry<KeyT>(v[e], size - 1), low);
-    } else { /* flip across: partner lane ^ 31, element e ^ em */
-      const int em = (size - 1) >> 5;
-      rtopk_entry<KeyT> o[E];
-#pragma unroll
-      for (int e = 0; e < E; ++e) o[e] = rtopk_shfl_entry<KeyT>(v[e ^ em], 31);
-#pragma unroll
-      for (int e = 0; e < E; ++e) rtopk_keep<KeyT>(v[e], o[e], (e & (size >> 6)) == 0);
-    }
-#pragma unroll
-    for (int st = size >> 2; st >= 1; st >>= 1) {
-      if (st >= 32) { /* within the lane: elements e and e + st / 32 */
-        const int es = st >> 5;
-#pragma unroll
-        for (int e = 0; e < E; ++e)
-          if ((e & es) == 0 && v[e | es].before(v[e])) {
-            const rtopk_entry<KeyT> t = v[e];
-            v[e] = v[e | es];
-            v[e | es] = t;
-          }
-      } else {
-        const bool low = (lane & st) == 0;
-#pragma unroll
-        for (int e = 0; e < E; ++e) rtopk_keep<KeyT>(v[e], rtopk_shfl_entry<KeyT>(v[e], st), low);
-      }
-    }
+/* The blocked sort's view of a staged entry (topk_dq_sort_blocked, topk_device/merge.cuh):
+ * 32-bit keys as the shared 64-bit composite (key << 32 | ~position: one 64-bit compare, where
+ * before() takes three), 16-bit keys as their own composite word. */
+template <typename KeyT> struct rtopk_sort_ops;
+template <> struct rtopk_sort_ops<uint32_t> : topk_dq_ops<32> {
+  static __device__ __forceinline__ P of(const rtopk_entry<uint32_t>& e) { return make(e.k, e.p); }
+  static __device__ __forceinline__ rtopk_entry<uint32_t> entry(const P& a) {
+    return rtopk_entry<uint32_t>::make((uint32_t)key(a), index(a));
   }
-}
+};
+template <> struct rtopk_sort_ops<uint16_t> {
+  typedef rtopk_entry<uint16_t> P;
+  static __device__ __forceinline__ P of(const P& e) { return e; }
+  static __device__ __forceinline__ P entry(const P& a) { return a; }
+  static __device__ __forceinline__ P worst() { return P::make(0, 0xFFFFu); } /* composite word 0 */
+  static __device__ __forceinline__ bool better(const P& a, const P& b) { return a.before(b); }
+  static __device__ __forceinline__ void cmpx(P& hi, P& lo) { /* IMNMX each */
+    const uint32_t h = max(hi.w, lo.w), l = min(hi.w, lo.w);
+    hi.w = h;
+    lo.w = l;
+  }
+  static __device__ __forceinline__ P shfl_xor(const P& a, int m) {
+    P o;
+    o.w = __shfl_xor_sync(0xffffffffu, a.w, m);
+    return o;
+  }
+};
 
-/* The stage's cnt <= 32 x E entries through the register network, back in place. Padding: key
- * 0 at position 2^32 - 1 (2^16 - 1 for 16-bit keys: the composite word 0), after every entry of
- * a row of <= RTOPK_MAX_N. */
+/* The stage's cnt <= 32 x E entries sorted through the register network in the blocked layout
+ * (lane l holds positions l * E .. l * E + E - 1), back in place. Positions past cnt are the
+ * sentinel, worse than every entry. */
 template <typename KeyT, int E>
 __device__ __forceinline__ void rtopk_sort_stage_regs(rtopk_entry<KeyT>* s, unsigned cnt, int lane) {
-  const rtopk_entry<KeyT> pad = rtopk_entry<KeyT>::make(0, sizeof(KeyT) == 2 ? 0xFFFFu : 0xFFFFFFFFu);
-  rtopk_entry<KeyT> v[E];
+  typedef rtopk_sort_ops<KeyT> O;
+  typename O::P v[E];
 #pragma unroll
   for (int e = 0; e < E; ++e) {
-    const unsigned p = (unsigned)(e * 32 + lane);
-    v[e] = p < cnt ? s[p] : pad;
+    const unsigned p = (unsigned)(lane * E + e);
+    v[e] = p < cnt ? O::of(s[p]) : O::worst();
   }
-  rtopk_sort_regs<KeyT, E>(v, lane);
-  __syncwarp();
+  topk_dq_sort_blocked<O, E>(v, lane);
 #pragma unroll
   for (int e = 0; e < E; ++e) {
-    const unsigned p = (unsigned)(e * 32 + lane);
-    if (p < cnt) s[p] = v[e];
+    const unsigned p = (unsigned)(lane * E + e);
+    if (p < cnt) s[p] = O::entry(v[e]); /* the lane's own positions: no other lane read them */
   }
   __syncwarp();
 }
@@ -837,10 +819,12 @@ __device__ void rtopk_warp_sort(rtopk_entry<KeyT>* s, unsigned cnt, int lane) {
     rtopk_rank_sort<KeyT, 32>(s, cnt, lane, 0xffffffffu);
     return;
   }
-  if (sizeof(KeyT) <= 4 && cnt <= RTOPK_SORT_REG_MAX) {
-    if (cnt <= 32 * 4) rtopk_sort_stage_regs<KeyT, 4>(s, cnt, lane);
-    else rtopk_sort_stage_regs<KeyT, 8>(s, cnt, lane);
-    return;
+  if constexpr (sizeof(KeyT) <= 4) {
+    if (cnt <= RTOPK_SORT_REG_MAX) {
+      if (cnt <= 32 * 4) rtopk_sort_stage_regs<KeyT, 4>(s, cnt, lane);
+      else rtopk_sort_stage_regs<KeyT, 8>(s, cnt, lane);
+      return;
+    }
   }
   const int lg = 32 - __clz((int)(cnt - 1)); /* m = 2^lg >= cnt */
   const unsigned half_m = 1u << (lg - 1);   /* comparators per step */
@@ -863,7 +847,7 @@ __device__ void rtopk_warp_sort(rtopk_entry<KeyT>* s, unsigned cnt, int lane) {
 }
 
 /* Bitonic sort of one 32-bit word per lane over a row's L lanes (sl = lane % L, mask = their
- * lanes), largest first at sub-lane 0 (the network of rtopk_sort_regs with E = 1: a flip,
+ * lanes), largest first at sub-lane 0 (the network of topk_dq_sort_blocked with E = 1: a flip,
  * then half-cleaners; one shuffle and one min / max per step, 15 steps for L = 32). */
 template <int L>
 __device__ __forceinline__ uint32_t rtopk_sort_words_desc(uint32_t c, int sl, unsigned mask) {

@@ -234,6 +234,8 @@ TEST(sanitizer_small) {
       .env = {{"TOPK_RTOPK_PATH", "thread"}, {"TOPK_RTOPK_GROUP", "2"}});
   /* its queues of 1 and 2 (chunks of 4), rows ending mid-chunk */
   RUN(.dtype = TOPK_F32, .batch = 40, .n = 61, .k = 1, .gen = {.dist = GEN_ZIPF}, .env = {{"TOPK_RTOPK_PATH", "thread"}});
+  RUN(.dtype = TOPK_F32, .batch = 40, .n = 300, .k = 32, .flags = TOPK_SORTED, .gen = {.dist = GEN_UNIFORM},
+      .env = {{"TOPK_RTOPK_PATH", "thread"}}); /* a queue of 32 */
   RUN(.dtype = TOPK_BF16, .batch = 40, .n = 126, .k = 2, .flags = TOPK_SORTED, .gen = {.dist = GEN_CD},
       .env = {{"TOPK_RTOPK_PATH", "thread"}});
   return TEST_OK;
@@ -367,10 +369,10 @@ TEST(variable_rows) {
   return TEST_OK;
 }
 
-/* The thread-group path (rtopk_thread_rows.cuh: n <= 1024, k <= 16, 16- and 32-bit keys),
+/* The thread-group path (rtopk_thread_rows.cuh: n <= 1024, k <= 32, 16- and 32-bit keys),
  * forced at 1, 2 and 4 lanes per row and at the rule's own (TOPK_RTOPK_GROUP=3 is not a group
  * size, so it is ignored), and the warp search forced on the same shapes; then the default rule. Every distribution (NaN and inf mixes included) and direction, sorted or
- * not, queue buckets 4 / 8 / 16 and their edges, k == n, rows shorter than k and than the group,
+ * not, queue buckets 4 / 8 / 16 / 32 and their edges, k == n, rows shorter than k and than the group,
  * unaligned rows, offsets, index types. */
 TEST(thread_path) {
   static const topk_dtype dts[] = {TOPK_F32, TOPK_F16, TOPK_BF16, TOPK_I32, TOPK_U32};
@@ -391,10 +393,15 @@ TEST(thread_path) {
           /* rows of 257..1024: 9 and 10 index bits in a prefix word */
           RUN(.dtype = dts[d], .batch = 40, .n = 700, .k = 11, .flags = flags, .gen = gpu_case_dists[g],
               .env = {{"TOPK_RTOPK_PATH", paths[pth]}, {"TOPK_RTOPK_GROUP", groups[pth]}});
+          /* queues of 32 (k = 17..32) */
+          RUN(.dtype = dts[d], .batch = 70, .n = 256, .k = 32, .flags = flags, .gen = gpu_case_dists[g],
+              .env = {{"TOPK_RTOPK_PATH", paths[pth]}, {"TOPK_RTOPK_GROUP", groups[pth]}});
+          RUN(.dtype = dts[d], .batch = 40, .n = 500, .ld = 509, .k = 24, .flags = flags, .gen = gpu_case_dists[g],
+              .env = {{"TOPK_RTOPK_PATH", paths[pth]}, {"TOPK_RTOPK_GROUP", groups[pth]}});
         }
   static const int64_t ns[] = {1,   3,   4,   5,   8,   9,   16,  17,   31,  64,  127,
                                128, 129, 255, 256, 257, 511, 512, 513, 1000, 1024};
-  static const int64_t ks[] = {1, 2, 4, 5, 8, 9, 16};
+  static const int64_t ks[] = {1, 2, 4, 5, 8, 9, 16, 17, 31, 32};
   for (int i = 0; i < COUNT(ns); ++i)
     for (int j = 0; j < COUNT(ks) && ks[j] <= ns[i]; ++j) {
       for (int gi = 0; gi < 4; ++gi) {
@@ -538,6 +545,33 @@ TEST(sorted_methods) {
       }
   RUN(.dtype = TOPK_F16, .batch = 7, .n = 128, .k = 128, .flags = TOPK_SORTED, .gen = {.dist = GEN_ALL_EQUAL});
   RUN(.dtype = TOPK_I32, .batch = 7, .n = 129, .k = 120, .flags = TOPK_SORTED, .gen = {.dist = GEN_ALL_EQUAL});
+  return TEST_OK;
+}
+
+/* Sorted output from a wider threshold (wide_cap: register rows, 64 < k <= 256): the search
+ * stops at any lo with k <= count(key >= lo) <= 128 or 256 and the sort picks the first k.
+ * Every distribution and direction; rows that start inside the window (n <= 128 or 256: no
+ * search step at all), both network sizes, rows shorter than k and unaligned (offsets), and the
+ * same shapes with TOPK_RTOPK_WIDE=0 (the finish path). */
+TEST(sorted_wide) {
+  static const topk_dtype dts[] = {TOPK_F32, TOPK_BF16, TOPK_I32};
+  static const int64_t shapes[][2] = {{1000, 100}, {300, 65}, {700, 200}, {120, 100}, {256, 129}, {1024, 255}};
+  GPU_SKIP_WITHOUT_DEVICE();
+  for (int d = 0; d < COUNT(dts); ++d)
+    for (int g = 0; g < gpu_case_dist_count; ++g)
+      for (int s = 0; s < COUNT(shapes); ++s) {
+        const unsigned flags = TOPK_SORTED | ((g + s) & 1 ? TOPK_SMALLEST : 0u);
+        RUN(.dtype = dts[d], .batch = 40, .n = shapes[s][0], .k = shapes[s][1], .flags = flags,
+            .gen = gpu_case_dists[g]);
+      }
+  static const int64_t off[] = {0, 99, 100, 228, 229, 331, 1000}; /* the buffer picks the bucket */
+  for (int d = 0; d < COUNT(dts); ++d)
+    for (int f = 0; f < 2; ++f) {
+      RUN(.dtype = dts[d], .batch = COUNT(off) - 1, .n = 1000, .k = 100, .flags = TOPK_SORTED | (f ? TOPK_SMALLEST : 0u),
+          .gen = {.dist = GEN_NORMAL}, .offsets = off);
+      RUN(.dtype = dts[d], .batch = 50, .n = 1000, .k = 100, .flags = TOPK_SORTED | (f ? TOPK_SMALLEST : 0u),
+          .gen = {.dist = GEN_UNIFORM}, .env = {{"TOPK_RTOPK_WIDE", "0"}});
+    }
   return TEST_OK;
 }
 
@@ -714,6 +748,7 @@ TEST(misc_flags) {
   X(many_rows)              \
   X(sorted_large_k)         \
   X(sorted_methods)         \
+  X(sorted_wide)            \
   X(finish_paths)           \
   X(two_rows_a_warp)        \
   X(unsupported)            \

@@ -28,8 +28,9 @@
  * without moving min, as the paper's Algorithm 2 line 11 reads (approximate even on
  * a hit); for bench/rtopk_accuracy only.
  *
- * Short rows with small k (rows of <= 512, k <= 16, enough rows for the SMs; exact mode, 16-
- * and 32-bit keys) go to a few lanes per row instead (rtopk_thread_rows.cuh, thread_group).
+ * Short rows with small k (rows of <= 512 with k <= 16, or k <= 32 on rows of <= 256, and 16-bit
+ * rows of <= 1024 at k = 17..32; enough rows for the SMs; exact mode, 16- and 32-bit keys) go to a
+ * few lanes per row instead (rtopk_thread_rows.cuh, thread_group).
  *
  * No workspace. run() never allocates, synchronises or copies to the host.
  * Longer rows (n > 4096): supports() refuses; they are another algorithm's job.
@@ -67,6 +68,7 @@ typedef struct rtopk_plan {
   unsigned row_smem;   /* per row slot */
   unsigned warp_smem;  /* per row slot, row + sort slices */
   int      sort_cap;
+  int      wide_cap;   /* rtopk_params::wide_cap (without the iteration record) */
   size_t   block_smem;
 } rtopk_plan;
 
@@ -100,6 +102,22 @@ static int row_lanes(const topk_problem* p, int es, int cap, int sm_count) {
   return cap <= RTOPK_HALF_MAX && p->batch >= rows_per_sm * sms ? 16 : 32;
 }
 
+/* Sorted register rows with 64 < k <= 256 (the register network's sizes, keys of <= 32 bits, a
+ * warp a row, exact mode): the search may stop at any lo with count(key >= lo) <= the network's
+ * capacity, 128 or 256 (rtopk_kernels.cuh, "sorted output from a wider threshold"). 0: off, also
+ * where that capacity would not exceed k or the row. TOPK_RTOPK_WIDE=0 turns it off (for
+ * measurement). */
+static int wide_cap(const topk_problem* p, int es, int cap, int lanes) {
+  if (!(p->flags & TOPK_SORTED) || p->max_iter != 0 || es > 4 || cap > RTOPK_REG_MAX || lanes != 32 ||
+      p->k <= RTOPK_SORT_RANK_MAX || p->k > RTOPK_SORT_REG_MAX)
+    return 0;
+  const char* e = getenv("TOPK_RTOPK_WIDE");
+  if (e && strcmp(e, "0") == 0) return 0;
+  int w = p->k <= 128 ? 128 : RTOPK_SORT_REG_MAX;
+  if (w > cap) w = cap;
+  return w > p->k ? w : 0;
+}
+
 /* Shape only, so supports() and run() agree. @return 0 if no bucket holds the rows. */
 static int make_plan(const topk_problem* p, int sm_count, rtopk_plan* L) {
   memset(L, 0, sizeof *L);
@@ -126,11 +144,13 @@ static int make_plan(const topk_problem* p, int sm_count, rtopk_plan* L) {
    * memory rows only for the sort */
   if (!smem_row || (p->flags & TOPK_SORTED)) {
     L->sort_cap = (int)(p->k < L->cap ? p->k : L->cap);
+    L->wide_cap = wide_cap(p, L->es, L->cap, L->lanes);
     /* rtopk_entry: a (key, position) composite, 4, 8 or 16 bytes */
     const size_t entry = L->es == 2 ? 4 : L->es == 4 ? 8 : 16;
     /* register rows: at least RTOPK_FINISH entries, the exact search's finish stages its
      * candidates there */
-    const size_t entries = !smem_row && L->sort_cap < RTOPK_FINISH ? RTOPK_FINISH : (size_t)L->sort_cap;
+    size_t entries = !smem_row && L->sort_cap < RTOPK_FINISH ? RTOPK_FINISH : (size_t)L->sort_cap;
+    if ((size_t)L->wide_cap > entries) entries = (size_t)L->wide_cap;
     const size_t sort_bytes = align16(entries * entry);
     L->warp_smem = (unsigned)(L->row_smem + sort_bytes);
     /* fewer rows per block rather than the opt-in, while a block still has one row */
@@ -175,7 +195,7 @@ static topk_status launch_width(const rtopk_plan* L, const rtopk_params& P, cuda
 }
 
 /* The thread-group path (rtopk_thread_rows.cuh): exact mode, 16- and 32-bit keys, rows of
- * <= RTOPK_THREAD_MAX_N with k <= 16. Returns the lanes per row (1, 2 or 4), or 0 for the warp
+ * <= RTOPK_THREAD_MAX_N with k <= 32. Returns the lanes per row (1, 2 or 4), or 0 for the warp
  * search. G fitted on the H100 over 4096..262144 rows x 16..256 x k 1..16, f32, every G forced
  * (bench/results/h100_rtopk_groups_s11.csv, docs/BENCHMARKS.md session 11; simulated on that
  * grid, the rule is within 1.13x of the best choice, median 1.00):
@@ -221,6 +241,16 @@ static topk_status launch_width(const rtopk_plan* L, const rtopk_params& P, cuda
  * (64-bit composites then; 65536 x 256, k = 16: thread 82 against search 76 us); with 32-bit
  * prefix words the thread path is 1.24-1.41x faster there (16384..262144 rows x 256, k = 16,
  * f32; docs/BENCHMARKS.md session 23).
+ * - queues of 32 (k = 17..32; session 34, thread against search forced, 65536..2^20 rows, both
+ *   runs alike; bench/results/h100_rtopk_k32_*_s34.csv, ..._rule_*_s34_call3.csv): 16-bit keys
+ *   on rows of <= 1024, past RTOPK_THREAD_AUTO_N too (bf16 uniform 0.41-0.74x the search's time
+ *   at 128..1024, whose 16-bit search ran at 22-25 % of roofline); 32-bit keys on rows of <=
+ *   RTOPK_THREAD_Q32_N (f32 x 128: 0.71-0.87x; x 256, k <= 24: 0.84-0.95x), and at k > 24 over
+ *   rows of 129..256 only from RTOPK_THREAD_Q32_ROWS_PER_SM rows per SM (x 256, k = 32: 65536
+ *   rows 1.03-1.05x slower, 262144 0.985-0.99x, 2^20 0.97x; normal rows 0.89x); rows of 512 and
+ *   more lost 1.09-1.61x (the kernel holds 128 registers and spills 104-694 bytes; allowing 168
+ *   registers, 3 blocks an SM, was 0.93-0.95x at 512, still slower than the search, and 1.02-1.05x
+ *   slower at 128).
  * TOPK_RTOPK_PATH=search or thread forces either where the thread path can run (rows of <=
  * RTOPK_THREAD_MAX_N), and TOPK_RTOPK_GROUP=1|2|4|8 the lanes per row (8: queues of <= 2 only;
  * for measurement). */
@@ -229,7 +259,9 @@ enum {
   RTOPK_THREAD_AUTO_N = 512,
   RTOPK_THREAD_ROWS_PER_SM_512 = 124,
   RTOPK_THREAD_HALF_G_ROWS_PER_SM = 496,
-  RTOPK_THREAD_G8_LANES = 1024
+  RTOPK_THREAD_G8_LANES = 1024,
+  RTOPK_THREAD_Q32_N = 256,
+  RTOPK_THREAD_Q32_ROWS_PER_SM = 1024
 };
 static int thread_group(const topk_problem* p, int es, const int* iters, int sm_count) {
   if (iters || p->max_iter != 0 || (es != 2 && es != 4) || p->n > RTOPK_THREAD_MAX_N || p->k > RTOPK_THREAD_MAX_K)
@@ -251,7 +283,10 @@ static int thread_group(const topk_problem* p, int es, const int* iters, int sm_
   if (e && strcmp(e, "thread") == 0) return g;
   if (p->batch * g_fill < 16 * sms) return 0;
   if (p->batch < 32 * sms && p->n > 128) return 0;
-  if (p->n > RTOPK_THREAD_AUTO_N) return 0;
+  const bool q32 = p->k > 16; /* a queue of 32 */
+  if (q32 && es == 4 && p->n > RTOPK_THREAD_Q32_N) return 0;
+  if (q32 && es == 4 && p->k > 24 && p->n > 128 && p->batch < RTOPK_THREAD_Q32_ROWS_PER_SM * sms) return 0;
+  if (p->n > RTOPK_THREAD_AUTO_N && !(q32 && es == 2)) return 0;
   if (p->batch < RTOPK_THREAD_ROWS_PER_SM_512 * sms && p->n > 256) return 0;
   return g;
 }
@@ -293,7 +328,7 @@ static bool thread_full(const rtopk_params& P, int g, int K, int es) {
  * calculator, once per kernel and device (common/occupancy.h). */
 template <typename KeyT, int KIND>
 static topk_status launch_thread(const rtopk_params& P, int g, int sm_count, int ordinal, cudaStream_t stream) {
-  static int occ_cache[5][4][2][TOPK_OCC_DEVICES]; /* [log2 K][log2 G][FULL] */
+  static int occ_cache[6][4][2][TOPK_OCC_DEVICES]; /* [log2 K][log2 G][FULL] */
   /* Queues of 8 for k <= 4 over rows longer than 128: a lane then sorts half as many chunks,
    * which was faster (f32 65536 x 256: k = 4 with K = 4 44.5 us, k = 8 with K = 8 38.2 us;
    * 65536 x 1024: 181.7 against 134.1 us; 65536 x 128: 21.8 and 22.1 us).
@@ -303,16 +338,16 @@ static topk_status launch_thread(const rtopk_params& P, int g, int sm_count, int
    * the queue of 8 over rows of 256 and 512 (65536 and 262144 rows, normal and uniform): bf16
    * 1.06-1.15x faster, f32 0.70-0.90x (h100_rtopk_queue12_*_s26.csv). */
   const bool short_queue = P.k <= 2 && (P.n <= 128 || sizeof(KeyT) == 2);
-  int kb = short_queue ? (int)P.k - 1 : P.k <= 4 && P.n <= 128 ? 2 : P.k <= 8 ? 3 : 4; /* log2 K */
-  /* TOPK_RTOPK_QUEUE=1|2|4|8|16 (for measurement): another queue, never one shorter than k.
+  int kb = short_queue ? (int)P.k - 1 : P.k <= 4 && P.n <= 128 ? 2 : P.k <= 8 ? 3 : P.k <= 16 ? 4 : 5; /* log2 K */
+  /* TOPK_RTOPK_QUEUE=1|2|4|8|16|32 (for measurement): another queue, never one shorter than k.
    * Swept in session 24 (65536 x 64 / 128 / 256, k 1..8, f32 and bf16, sorted or not): the
    * rule was within 1.00-1.04x of the best; queues of 16 were 1.09-1.30x slower everywhere
    * (bench/results/h100_rtopk_queue_sweep_s24.csv). */
   const char* eq = getenv("TOPK_RTOPK_QUEUE");
   if (eq) {
-    static const char* const names[5] = {"1", "2", "4", "8", "16"};
+    static const char* const names[6] = {"1", "2", "4", "8", "16", "32"};
     int want = -1;
-    for (int b = 0; b < 5; ++b)
+    for (int b = 0; b < 6; ++b)
       if (!strcmp(eq, names[b])) want = b;
     if (want >= 0 && (1 << want) >= P.k) kb = want;
   }
@@ -324,7 +359,8 @@ static topk_status launch_thread(const rtopk_params& P, int g, int sm_count, int
                                  : kb == 1 ? thread_kernel<KeyT, 2, KIND>(g, full)
                                  : kb == 2 ? thread_kernel<KeyT, 4, KIND>(g, full)
                                  : kb == 3 ? thread_kernel<KeyT, 8, KIND>(g, full)
-                                           : thread_kernel<KeyT, 16, KIND>(g, full);
+                                 : kb == 4 ? thread_kernel<KeyT, 16, KIND>(g, full)
+                                           : thread_kernel<KeyT, 32, KIND>(g, full);
   int occ = 0;
   TOPK_CUDA_TRY(topk_occupancy_cached(occ_cache[kb][g == 1 ? 0 : g == 2 ? 1 : g == 4 ? 2 : 3][full], ordinal,
                                       (const void*)kernel, RTOPK_THREAD_BLOCK, 0, &occ));
@@ -371,6 +407,7 @@ static topk_status rtopk_launch(const topk_problem* p, const void* in, void* val
   const char* pb = getenv("TOPK_RTOPK_PAPER_BREAK");
   P.paper_break = pb && strcmp(pb, "1") == 0;
   P.sort_cap = L.sort_cap;
+  P.wide_cap = iters ? 0 : L.wide_cap; /* the recorded steps are the search's own (Table 1) */
   P.warp_smem = L.warp_smem;
   P.row_smem = L.row_smem;
   P.worst_bits = topk_worst_value_bits(p->dtype, P.smallest);

@@ -28,9 +28,9 @@
  * without moving min, as the paper's Algorithm 2 line 11 reads (approximate even on
  * a hit); for bench/rtopk_accuracy only.
  *
- * Short rows with small k (rows of <= 512 with k <= 16, or k <= 32 on rows of <= 256, and 16-bit
- * rows of <= 1024 at k = 17..32; enough rows for the SMs; exact mode, 16- and 32-bit keys) go to a
- * few lanes per row instead (rtopk_thread_rows.cuh, thread_group).
+ * Short rows with small k (rows of <= 512 with k <= 32, and 16-bit rows of <= 1024 at k = 17..32;
+ * enough rows for the SMs; exact mode, 16- and 32-bit keys) go to a few lanes per row instead
+ * (rtopk_thread_rows.cuh, thread_group).
  *
  * No workspace. run() never allocates, synchronises or copies to the host.
  * Longer rows (n > 4096): supports() refuses; they are another algorithm's job.
@@ -242,15 +242,14 @@ static topk_status launch_width(const rtopk_plan* L, const rtopk_params& P, cuda
  * prefix words the thread path is 1.24-1.41x faster there (16384..262144 rows x 256, k = 16,
  * f32; docs/BENCHMARKS.md session 23).
  * - queues of 32 (k = 17..32; session 34, thread against search forced, 65536..2^20 rows, both
- *   runs alike; bench/results/h100_rtopk_k32_*_s34.csv, ..._rule_*_s34_call3.csv): 16-bit keys
- *   on rows of <= 1024, past RTOPK_THREAD_AUTO_N too (bf16 uniform 0.41-0.74x the search's time
- *   at 128..1024, whose 16-bit search ran at 22-25 % of roofline); 32-bit keys on rows of <=
- *   RTOPK_THREAD_Q32_N (f32 x 128: 0.71-0.87x; x 256, k <= 24: 0.84-0.95x), and at k > 24 over
- *   rows of 129..256 only from RTOPK_THREAD_Q32_ROWS_PER_SM rows per SM (x 256, k = 32: 65536
- *   rows 1.03-1.05x slower, 262144 0.985-0.99x, 2^20 0.97x; normal rows 0.89x); rows of 512 and
- *   more lost 1.09-1.61x (the kernel holds 128 registers and spills 104-694 bytes; allowing 168
- *   registers, 3 blocks an SM, was 0.93-0.95x at 512, still slower than the search, and 1.02-1.05x
- *   slower at 128).
+ *   runs alike): the rules above, and 16-bit keys on rows of <= 1024 too, past
+ *   RTOPK_THREAD_AUTO_N (bf16 uniform 0.41-0.74x the search's time at 128..1024, whose 16-bit
+ *   search ran at 22-25 % of roofline; bench/results/h100_rtopk_k32bf_*_s34.csv). 32-bit keys
+ *   with chunks of 16 (rtopk_thread_chunk): f32 uniform 262144 and 2^20 rows x 128 / 256 / 512,
+ *   k = 24 and 32: 0.70-0.73x / 0.75-0.79x / 0.83-0.86x, 65536 x 256, k = 32 0.86x
+ *   (h100_rtopk_c32_*_s34_call6.csv). Chunks of 32 had lost at 512 (1.09-1.19x) and tied at 256:
+ *   128 registers with 104-694 bytes of spills. Rows of 768 and 1024 (lost 1.45-1.61x with chunks
+ *   of 32) were not measured with chunks of 16 and keep the search (RTOPK_THREAD_AUTO_N).
  * TOPK_RTOPK_PATH=search or thread forces either where the thread path can run (rows of <=
  * RTOPK_THREAD_MAX_N), and TOPK_RTOPK_GROUP=1|2|4|8 the lanes per row (8: queues of <= 2 only;
  * for measurement). */
@@ -259,9 +258,7 @@ enum {
   RTOPK_THREAD_AUTO_N = 512,
   RTOPK_THREAD_ROWS_PER_SM_512 = 124,
   RTOPK_THREAD_HALF_G_ROWS_PER_SM = 496,
-  RTOPK_THREAD_G8_LANES = 1024,
-  RTOPK_THREAD_Q32_N = 256,
-  RTOPK_THREAD_Q32_ROWS_PER_SM = 1024
+  RTOPK_THREAD_G8_LANES = 1024
 };
 static int thread_group(const topk_problem* p, int es, const int* iters, int sm_count) {
   if (iters || p->max_iter != 0 || (es != 2 && es != 4) || p->n > RTOPK_THREAD_MAX_N || p->k > RTOPK_THREAD_MAX_K)
@@ -283,10 +280,7 @@ static int thread_group(const topk_problem* p, int es, const int* iters, int sm_
   if (e && strcmp(e, "thread") == 0) return g;
   if (p->batch * g_fill < 16 * sms) return 0;
   if (p->batch < 32 * sms && p->n > 128) return 0;
-  const bool q32 = p->k > 16; /* a queue of 32 */
-  if (q32 && es == 4 && p->n > RTOPK_THREAD_Q32_N) return 0;
-  if (q32 && es == 4 && p->k > 24 && p->n > 128 && p->batch < RTOPK_THREAD_Q32_ROWS_PER_SM * sms) return 0;
-  if (p->n > RTOPK_THREAD_AUTO_N && !(q32 && es == 2)) return 0;
+  if (p->n > RTOPK_THREAD_AUTO_N && !(p->k > 16 && es == 2)) return 0; /* 16-bit queues of 32: rows of <= 1024 */
   if (p->batch < RTOPK_THREAD_ROWS_PER_SM_512 * sms && p->n > 256) return 0;
   return g;
 }
@@ -314,7 +308,7 @@ static void (*thread_kernel(int g, bool full))(rtopk_params) {
  * but 0.94-0.98x with queues of 8 and 16, and 0.95x at 262144 x 256, k = 1 (G = 2), left so.
  * TOPK_RTOPK_FULL=0 turns it off (for measurement). */
 static bool thread_full(const rtopk_params& P, int g, int K, int es) {
-  const int cw = rtopk_thread_chunk(K);
+  const int cw = rtopk_thread_chunk(K, es);
   if (!rtopk_thread_full_built(es, K)) return false;
   if (P.offsets || P.n < (int64_t)cw * g || P.n % ((int64_t)cw * g) != 0 || P.n > RTOPK_THREAD_MAX_N) return false;
   if ((uintptr_t)P.in % 16 != 0 || (P.ld * es) % 16 != 0) return false;

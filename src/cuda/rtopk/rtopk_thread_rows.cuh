@@ -53,9 +53,11 @@ enum {
   RTOPK_THREAD_MAX_K = 32,  /* longest queue */
   RTOPK_THREAD_BLOCK = 128  /* threads per block (128 / G rows) */
 };
-/* Elements a chunk for a queue of K: queues of 1 and 2 read chunks of 4 (one 16-byte or 8-byte
- * load), longer queues chunks of K. */
-__host__ __device__ constexpr int rtopk_thread_chunk(int K) { return K < 4 ? 4 : K; }
+/* Elements a chunk for a queue of K and es-byte keys: queues of 1 and 2 read chunks of 4 (one
+ * 16-byte or 8-byte load), longer queues chunks of K, but 32-bit keys' queues of 32 chunks of 16:
+ * queue, chunk and next chunk in 64 registers instead of 96 (with 96 the kernel spilled 104-694
+ * bytes at its 128-register cap; session 34). */
+__host__ __device__ constexpr int rtopk_thread_chunk(int K, int es) { return K < 4 ? 4 : es == 4 && K > 16 ? 16 : K; }
 /* Whether the whole-row variant (the kernel's FULL) is built for es-byte keys and queues of K:
  * 32-bit keys, and 16-bit keys with queues of <= 4 (rtopk.cu thread_full says why). */
 __host__ __device__ constexpr bool rtopk_thread_full_built(int es, int K) { return es == 4 || K <= 4; }
@@ -128,14 +130,16 @@ __device__ __forceinline__ void rtopk_sort_desc(uint32_t (&c)[K]) {
   for (int t = 0; t < net.n; ++t) rtopk_cx(c[net.a[t]], c[net.b[t]]);
 }
 
-/* q and o sorted best first: q becomes the best K of both, sorted. q[s] = max(q[s], o[K-1-s])
- * keeps the best K as a bitonic sequence (one list descending against the other ascending),
- * and a half-cleaner network sorts it. TRACK: *dropped becomes the best word left out, if
- * better (the words left out are the minima of that first step). */
-template <int K, bool TRACK>
-__device__ __forceinline__ void rtopk_keep_best(uint32_t (&q)[K], const uint32_t (&o)[K], uint32_t& dropped) {
+/* q (K words) and o (C <= K words) sorted best first: q becomes the best K of both, sorted.
+ * q[s] = max(q[s], o[K-1-s]) (o read as padded with empty words to K, so the first K - C slots
+ * keep their word) keeps the best K as a bitonic sequence (one list descending against the
+ * other ascending), and a half-cleaner network sorts it. TRACK: *dropped becomes the best word
+ * left out, if better (the words left out are the minima of that first step). */
+template <int K, int C, bool TRACK>
+__device__ __forceinline__ void rtopk_keep_best(uint32_t (&q)[K], const uint32_t (&o)[C], uint32_t& dropped) {
+  static_assert(C <= K, "a chunk no longer than the queue");
 #pragma unroll
-  for (int s = 0; s < K; ++s) {
+  for (int s = K - C; s < K; ++s) {
     if (TRACK) dropped = max(dropped, min(q[s], o[K - 1 - s]));
     q[s] = max(q[s], o[K - 1 - s]);
   }
@@ -158,7 +162,7 @@ __device__ __forceinline__ void rtopk_group_merge(uint32_t (&q)[K], uint32_t& dr
 #pragma unroll
     for (int s = 0; s < K; ++s) o[s] = __shfl_xor_sync(mask, q[s], m, G);
     if (TRACK) dropped = max(dropped, __shfl_xor_sync(mask, dropped, m, G));
-    rtopk_keep_best<K, TRACK>(q, o, dropped);
+    rtopk_keep_best<K, K, TRACK>(q, o, dropped);
   }
 }
 
@@ -271,13 +275,15 @@ __device__ __forceinline__ void rtopk_lane_step(const rtopk_lane_row<KeyT>& row,
   }
   if (have) {
     rtopk_sort_desc<CW>(c);
-    /* queues shorter than a chunk (K < CW) take its best K; the rest is dropped */
-    uint32_t (&best)[K] = reinterpret_cast<uint32_t(&)[K]>(c);
     if (FIRST) {
 #pragma unroll
-      for (int j = 0; j < K; ++j) q[j] = c[j];
+      for (int j = 0; j < K; ++j) q[j] = j < CW ? c[j < CW ? j : 0] : 0u; /* a chunk shorter than the queue: empty words */
+    } else if constexpr (CW >= K) {
+      /* queues shorter than a chunk (K < CW) take its best K; the rest is dropped */
+      uint32_t (&best)[K] = reinterpret_cast<uint32_t(&)[K]>(c);
+      rtopk_keep_best<K, K, TRACK>(q, best, dropped);
     } else {
-      rtopk_keep_best<K, TRACK>(q, best, dropped);
+      rtopk_keep_best<K, CW, TRACK>(q, c, dropped);
     }
     if constexpr (TRACK && CW > K) dropped = max(dropped, c[K]);
   } else if (FIRST) {
@@ -395,9 +401,9 @@ struct rtopk_f16x_words {
 /*
  * grid-stride over rows, G lanes per row (a group: 1, 2, 4 or, for K <= 2, 8 adjacent lanes);
  * blockDim.x = RTOPK_THREAD_BLOCK; rtopk.cu launches one wave of resident blocks (queues of >= 8:
- * a block for every B / G rows). The row is cut into
- * chunks of CW = max(K, 4) elements; lane g of a group takes chunks g, g + G, ..., sorts each
- * (rtopk_sort_desc) and keeps the best K of its queue and the chunk (rtopk_keep_best): for K =
+ * a block for every B / G rows). The row is cut into chunks of CW = rtopk_thread_chunk(K)
+ * elements (max(K, 4); 16 for 32-bit queues of 32); lane g of a group takes chunks g, g + G, ...,
+ * sorts each (rtopk_sort_desc) and keeps the best K of its queue and the chunk (rtopk_keep_best): for K =
  * 8, 19 + 12 compare-exchanges and 8 maxima per 8 elements, where inserting each element down
  * the queue took 64. The group merges its queues (rtopk_group_merge); every lane stages the
  * merged queue in its own column of shared memory, and lane g writes the slots s with s % G ==
@@ -411,7 +417,7 @@ struct rtopk_f16x_words {
 template <typename KeyT, int K, int G, int KIND, bool FULL>
 __global__ void __launch_bounds__(RTOPK_THREAD_BLOCK, RTOPK_THREAD_MIN_BLOCKS(K, sizeof(KeyT))) rtopk_thread_kernel(const rtopk_params P) {
   constexpr int B = RTOPK_THREAD_BLOCK;
-  constexpr int CW = rtopk_thread_chunk(K);
+  constexpr int CW = rtopk_thread_chunk(K, (int)sizeof(KeyT));
   __shared__ uint32_t s_q[K * B];                          /* word s of thread t: s_q[s * B + t] */
   __shared__ uint32_t s_fk[sizeof(KeyT) == 4 ? K * B : 1]; /* full keys of tied slots, likewise */
   uint32_t* const my_q = s_q + threadIdx.x;

@@ -113,7 +113,7 @@ static int wide_cap(const topk_problem* p, int es, int cap, int lanes) {
     return 0;
   const char* e = getenv("TOPK_RTOPK_WIDE");
   if (e && strcmp(e, "0") == 0) return 0;
-  int w = p->k <= 128 ? 128 : RTOPK_SORT_REG_MAX;
+  int w = p->k <= RTOPK_SORT_REG_HALF ? RTOPK_SORT_REG_HALF : RTOPK_SORT_REG_MAX; /* rtopk_warp_sort's two sizes */
   if (w > cap) w = cap;
   return w > p->k ? w : 0;
 }

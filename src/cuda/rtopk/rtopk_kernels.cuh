@@ -722,7 +722,11 @@ __device__ __forceinline__ void rtopk_select_ties(const rtopk_row<KeyT, R, SMEM>
  * The network's comparators all put the better entry at the lower position: each merge of runs
  * of size 2^ls opens with a flip (p against p ^ (2^ls - 1)), then half-cleaners.
  */
-enum { RTOPK_SORT_RANK_MAX = 64, RTOPK_SORT_REG_MAX = 256 };
+enum {
+  RTOPK_SORT_RANK_MAX = 64,
+  RTOPK_SORT_REG_HALF = 128, /* the register network at 4 entries a lane (8 above, up to RTOPK_SORT_REG_MAX) */
+  RTOPK_SORT_REG_MAX = 256
+};
 
 template <typename KeyT>
 __device__ __forceinline__ void rtopk_cx_stage(rtopk_entry<KeyT>* s, unsigned i, unsigned j) {
@@ -833,7 +837,7 @@ __device__ void rtopk_warp_sort(rtopk_entry<KeyT>* s, unsigned cnt, int lane) {
   }
   if constexpr (sizeof(KeyT) <= 4) {
     if (cnt <= RTOPK_SORT_REG_MAX) {
-      if (cnt <= 32 * 4) rtopk_sort_stage_regs<KeyT, 4>(s, cnt, lane);
+      if (cnt <= RTOPK_SORT_REG_HALF) rtopk_sort_stage_regs<KeyT, RTOPK_SORT_REG_HALF / 32>(s, cnt, lane);
       else rtopk_sort_stage_regs<KeyT, 8>(s, cnt, lane);
       return;
     }

@@ -62,19 +62,14 @@ __host__ __device__ constexpr int rtopk_thread_chunk(int K, int es) { return K <
  * 32-bit keys, and 16-bit keys with queues of <= 4 (rtopk.cu thread_full says why). */
 __host__ __device__ constexpr bool rtopk_thread_full_built(int es, int K) { return es == 4 || K <= 4; }
 
-/* Blocks an SM that ptxas must allow (0: its own choice). Queues of 32 at 4 (<= 128 registers:
- * the queue, a chunk and the next chunk's loads are 96; -DRTOPK_THREAD_Q32_MIN_BLOCKS=3 builds
- * the 168-register variant measured against it in session 34, rtopk.cu thread_group). Queues of 16 at 5 (<= 96 registers):
+/* Blocks an SM that ptxas must allow (0: its own choice). Queues of 32 at 4 (<= 128 registers;
+ * 3 blocks, <= 168, measured no better in session 34 with chunks of 32: rtopk.cu thread_group). Queues of 16 at 5 (<= 96 registers):
  * left to itself ptxas took 116-122 for the 32-bit kernels after session 24's cheaper words,
  * and 2^18 x 256 / 512, k = 16 ran 1.02x faster at 96 (H100, same run). 16-bit queues of 8 at 9
  * (<= 56 registers, as before session 24; 64-69 with the early loads; not measured apart).
  * A bound of 1 is not "no bound": it gave the f32 K = 8 kernels 80-86 registers, not 64.
  * docs/perf-notes.md v0.24. */
-#ifndef RTOPK_THREAD_Q32_MIN_BLOCKS
-#define RTOPK_THREAD_Q32_MIN_BLOCKS 4
-#endif
-#define RTOPK_THREAD_MIN_BLOCKS(K, ES) \
-  ((K) >= 32 ? RTOPK_THREAD_Q32_MIN_BLOCKS : (K) >= 16 ? 5 : (ES) == 2 && (K) == 8 ? 9 : 0)
+#define RTOPK_THREAD_MIN_BLOCKS(K, ES) ((K) >= 32 ? 4 : (K) >= 16 ? 5 : (ES) == 2 && (K) == 8 ? 9 : 0)
 
 /* The composite words (see above). */
 __device__ __forceinline__ uint32_t rtopk_word16(uint16_t key, unsigned idx) {

@@ -30,6 +30,21 @@ if [ -f "$BUILD/CMakeCache.txt" ]; then
   fi
 fi
 
+# A carried build also records that machine's cmake (the CLI tests run it) and python3 (the
+# Python tests): where either is missing here, configure again (no compiling) to take this
+# machine's, or ctest reports those tests "Not Run".
+if [ -f "$BUILD/CMakeCache.txt" ] && [ -x "$BUILD/topk" ] && [ "${REBUILD:-0}" != 1 ]; then
+  cm=$(sed -n 's/^CMAKE_COMMAND:INTERNAL=//p' "$BUILD/CMakeCache.txt")
+  py=$(sed -n 's/^_Python3_EXECUTABLE:INTERNAL=//p' "$BUILD/CMakeCache.txt")
+  if { [ -n "$cm" ] && [ ! -x "$cm" ]; } || { [ -n "$py" ] && [ ! -x "$py" ]; }; then
+    if cmake -S . -B "$BUILD" -DPython3_EXECUTABLE="$(command -v python3)" >"$OUT/reconfigure.log" 2>&1; then
+      note configure ok "carried build: this machine's cmake and python3"
+    else
+      note configure FAIL "see reconfigure.log"
+    fi
+  fi
+fi
+
 if want build; then
   s=$SECONDS
   if [ -x "$BUILD/topk" ] && [ "${REBUILD:-0}" != 1 ]; then

@@ -234,6 +234,8 @@ TEST(sanitizer_small) {
       .env = {{"TOPK_RTOPK_PATH", "thread"}, {"TOPK_RTOPK_GROUP", "2"}});
   /* its queues of 1 and 2 (chunks of 4), rows ending mid-chunk */
   RUN(.dtype = TOPK_F32, .batch = 40, .n = 61, .k = 1, .gen = {.dist = GEN_ZIPF}, .env = {{"TOPK_RTOPK_PATH", "thread"}});
+  RUN(.dtype = TOPK_BF16, .batch = 30, .n = 100, .ld = 103, .k = 1, .flags = TOPK_SMALLEST,
+      .gen = {.dist = GEN_NORMAL, .nan_fraction = 0.1}, .env = {{"TOPK_RTOPK_PATH", "thread"}, {"TOPK_RTOPK_GROUP", "8"}});
   RUN(.dtype = TOPK_F32, .batch = 40, .n = 300, .k = 32, .flags = TOPK_SORTED, .gen = {.dist = GEN_UNIFORM},
       .env = {{"TOPK_RTOPK_PATH", "thread"}}); /* a queue of 32 */
   RUN(.dtype = TOPK_BF16, .batch = 40, .n = 126, .k = 2, .flags = TOPK_SORTED, .gen = {.dist = GEN_CD},
@@ -460,6 +462,29 @@ TEST(thread_path) {
           .env = {{"TOPK_RTOPK_PATH", "thread"}, {"TOPK_RTOPK_GROUP", groups[gi]}});
     RUN(.dtype = dts[d], .batch = 5000, .n = 128, .k = 8, .index_type = TOPK_INDEX_I32, .gen = {.dist = GEN_CD});
     RUN(.dtype = dts[d], .batch = 500, .n = 200, .k = 7, .index_type = TOPK_INDEX_NONE, .gen = {.dist = GEN_UNIFORM});
+  }
+  /* k = 1: the argmax kernel (rtopk_thread_argmax.cuh) at every group size: rows whose starts
+   * are not 16-byte aligned (ld = 103), rows shorter than a vector, empty rows (offsets), every
+   * distribution (NaN, inf, all equal, all NaN), both directions; and the queue kernel it replaces
+   * (TOPK_RTOPK_ARGMAX=0) on the same rows */
+  static const char* agroups[] = {"1", "2", "4", "8", "3"};
+  for (int d = 0; d < COUNT(dts); ++d) {
+    for (int g = 0; g < gpu_case_dist_count; ++g)
+      for (int gi = 0; gi < COUNT(agroups); ++gi) {
+        const unsigned flags = (g + gi) & 1 ? TOPK_SMALLEST : 0u;
+        RUN(.dtype = dts[d], .batch = 70, .n = 100, .ld = 103, .k = 1, .flags = flags, .gen = gpu_case_dists[g],
+            .env = {{"TOPK_RTOPK_PATH", "thread"}, {"TOPK_RTOPK_GROUP", agroups[gi]}});
+        RUN(.dtype = dts[d], .batch = 50, .n = 7, .k = 1, .flags = flags ^ TOPK_SMALLEST, .gen = gpu_case_dists[g],
+            .env = {{"TOPK_RTOPK_PATH", "thread"}, {"TOPK_RTOPK_GROUP", agroups[gi]}});
+      }
+    for (int gi = 0; gi < COUNT(agroups); ++gi) {
+      RUN(.dtype = dts[d], .batch = COUNT(off) - 1, .n = 256, .k = 1, .flags = gi & 1 ? TOPK_SMALLEST : 0u,
+          .gen = {.dist = GEN_ZIPF}, .offsets = off,
+          .env = {{"TOPK_RTOPK_PATH", "thread"}, {"TOPK_RTOPK_GROUP", agroups[gi]}});
+      RUN(.dtype = dts[d], .batch = 300, .n = 1000, .k = 1, .flags = gi & 1 ? TOPK_SORTED : 0u,
+          .gen = {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 20},
+          .env = {{"TOPK_RTOPK_PATH", "thread"}, {"TOPK_RTOPK_GROUP", agroups[gi]}, {"TOPK_RTOPK_ARGMAX", "0"}});
+    }
   }
   /* More rows than one wave of blocks holds (the grid strides, and each lane fetches its next
    * row's first chunk during its last one): uniform rows at every group size, and variable

@@ -46,6 +46,7 @@
 #include "../common/occupancy.h"
 #include "rtopk.h"
 #include "rtopk_kernels.cuh"
+#include "rtopk_thread_argmax.cuh"
 #include "rtopk_thread_rows.cuh"
 
 static const size_t RTOPK_SMEM_DEFAULT = 48 * 1024; /* per block without the opt-in */
@@ -320,8 +321,40 @@ static bool thread_full(const rtopk_params& P, int g, int K, int es) {
  * lane's loads for its next row overlap its last chunk's compare-exchanges (rtopk_lane_pass), or,
  * for queues of >= 8, a block for every few rows (below). Blocks per SM from the occupancy
  * calculator, once per kernel and device (common/occupancy.h). */
+/* k = 1 on the thread path: rtopk_argmax_kernel (rtopk_thread_argmax.cuh), one group of G lanes a
+ * row, a block for every RTOPK_THREAD_BLOCK / G rows. TOPK_RTOPK_ARGMAX=0 (or a queue forced by
+ * TOPK_RTOPK_QUEUE) takes the queue kernel instead (for measurement).
+ * Lanes: thread_group's G, but 8 over rows of >= RTOPK_ARGMAX_G8_N (where TOPK_RTOPK_GROUP does not
+ * force one). Every G forced, one run each (16384 / 65536 / 262144 rows x 32..512, k = 1, normal,
+ * session 35, h100_rtopk_argmax_g{1,2,4,8}_s35.csv): G = 8 took 0.87-0.95x G = 4's time on f32 rows
+ * of 256 and 512 and 0.89-0.94x on bf16 rows of 512; bf16 rows of 256 0.98-1.02x G = 4 and 0.87-0.91x
+ * G = 2, which the rule gives them from 65536 rows. Shorter rows keep thread_group's G: from 65536
+ * rows it was the sweep's best or within 5 % of it but for bf16 262144 x 32 / x 128 (G = 1 / 4
+ * 0.64 / 0.92x its time, single runs); at 16384 rows (5-10 us a call) one run differed from another
+ * by up to 45 %, too much to fit. */
+enum { RTOPK_ARGMAX_G8_N = 256 };
+static bool argmax_path(const rtopk_params& P) {
+  if (P.k != 1 || getenv("TOPK_RTOPK_QUEUE")) return false;
+  const char* e = getenv("TOPK_RTOPK_ARGMAX");
+  return !(e && strcmp(e, "0") == 0);
+}
+template <typename KeyT, int KIND>
+static topk_status launch_argmax(const rtopk_params& P, int g, cudaStream_t stream) {
+  void (*kernel)(rtopk_params) = g == 1   ? rtopk_argmax_kernel<KeyT, 1, KIND>
+                                 : g == 2 ? rtopk_argmax_kernel<KeyT, 2, KIND>
+                                 : g == 4 ? rtopk_argmax_kernel<KeyT, 4, KIND>
+                                          : rtopk_argmax_kernel<KeyT, 8, KIND>;
+  const int64_t rows_per_block = RTOPK_THREAD_BLOCK / g;
+  int64_t blocks = (P.batch + rows_per_block - 1) / rows_per_block;
+  if (blocks > INT_MAX) blocks = INT_MAX; /* the grid strides over the rest */
+  kernel<<<(unsigned)blocks, RTOPK_THREAD_BLOCK, 0, stream>>>(P);
+  TOPK_CUDA_TRY_LAUNCH("rtopk_argmax_kernel");
+  return TOPK_SUCCESS;
+}
+
 template <typename KeyT, int KIND>
 static topk_status launch_thread(const rtopk_params& P, int g, int sm_count, int ordinal, cudaStream_t stream) {
+  if (argmax_path(P)) return launch_argmax<KeyT, KIND>(P, P.n >= RTOPK_ARGMAX_G8_N && !getenv("TOPK_RTOPK_GROUP") ? 8 : g, stream);
   static int occ_cache[6][4][2][TOPK_OCC_DEVICES]; /* [log2 K][log2 G][FULL] */
   /* Queues of 8 for k <= 4 over rows longer than 128: a lane then sorts half as many chunks,
    * which was faster (f32 65536 x 256: k = 4 with K = 4 44.5 us, k = 8 with K = 8 38.2 us;

@@ -37,7 +37,8 @@ if [ -f "$BUILD/CMakeCache.txt" ] && [ -x "$BUILD/topk" ] && [ "${REBUILD:-0}" !
   cm=$(sed -n 's/^CMAKE_COMMAND:INTERNAL=//p' "$BUILD/CMakeCache.txt")
   py=$(sed -n 's/^_Python3_EXECUTABLE:INTERNAL=//p' "$BUILD/CMakeCache.txt")
   if { [ -n "$cm" ] && [ ! -x "$cm" ]; } || { [ -n "$py" ] && [ ! -x "$py" ]; }; then
-    if cmake -S . -B "$BUILD" -DPython3_EXECUTABLE="$(command -v python3)" >"$OUT/reconfigure.log" 2>&1; then
+    if cmake -S . -B "$BUILD" -DPython3_EXECUTABLE="$(command -v python3)" -DCMAKE_MAKE_PROGRAM="$(command -v ninja)" \
+      >"$OUT/reconfigure.log" 2>&1; then
       note configure ok "carried build: this machine's cmake and python3"
     else
       note configure FAIL "see reconfigure.log"

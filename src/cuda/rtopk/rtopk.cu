@@ -165,11 +165,15 @@ static int make_plan(const topk_problem* p, int sm_count, rtopk_plan* L) {
 
 template <typename KeyT, int R, int KIND>
 static topk_status launch_bucket(const rtopk_plan* L, const rtopk_params& P, cudaStream_t stream) {
-  /* one storage kind per bucket, so each (width, R, kind) instantiates one kernel, and one
-   * more with two rows a warp where row_lanes can ask for it */
+  /* one storage kind per bucket, so each (width, R, kind) instantiates one kernel, one more with
+   * two rows a warp where row_lanes can ask for it, and one for the wider threshold of sorted
+   * register rows (wide_cap) */
   void (*kernel)(rtopk_params) = rtopk_kernel<KeyT, R, (R > RTOPK_REG_MAX), KIND, 32>;
   if constexpr (R <= RTOPK_HALF_BUILT && sizeof(KeyT) <= 4) {
     if (L->lanes == 16) kernel = rtopk_kernel<KeyT, R, false, KIND, 16>;
+  }
+  if constexpr (R <= RTOPK_REG_MAX && R >= 128 && sizeof(KeyT) <= 4) {
+    if (P.wide_cap > 0) kernel = rtopk_kernel<KeyT, R, false, KIND, 32, true>; /* wide_cap: lanes == 32 */
   }
   if (L->block_smem > RTOPK_SMEM_DEFAULT)
     TOPK_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L->block_smem));

@@ -983,12 +983,16 @@ struct rtopk_min_blocks {
 /*
  * grid-stride over rows, one warp per row (L = 32) or two (L = 16: a half each);
  * blockDim.x = 32 x warps per block; dynamic shared memory = warps x (32 / L) x P.warp_smem
- * (a slice per row slot). KIND: RTOPK_KIND_*, matching P.dtype.
+ * (a slice per row slot). KIND: RTOPK_KIND_*, matching P.dtype. WIDE: the kernel for
+ * P.wide_cap > 0 ("sorted output from a wider threshold"); a separate instantiation because
+ * its tests in the search loop, compiled into every register kernel, made the unsorted search
+ * 1.03-1.05x slower (H100, session 35: 2^18 / 2^20 rows of 512..1024, against session 33's code).
  */
-template <typename KeyT, int R, bool SMEM, int KIND, int L>
+template <typename KeyT, int R, bool SMEM, int KIND, int L, bool WIDE = false>
 __global__ void __launch_bounds__(256, (rtopk_min_blocks<KeyT, R * (32 / L), SMEM, KIND>::value))
     rtopk_kernel(const rtopk_params P) {
   static_assert(L == 32 || (L == 16 && !SMEM), "two rows a warp only for register rows");
+  static_assert(!WIDE || (!SMEM && L == 32 && sizeof(KeyT) <= 4), "the wider threshold: register rows, a warp a row");
   constexpr int G = 32 / L; /* rows a warp */
   typedef rtopk_row<KeyT, R * G, SMEM> Row; /* R / L keys a lane */
   typedef typename rtopk_wide<KeyT>::type WideT;
@@ -1080,7 +1084,7 @@ __global__ void __launch_bounds__(256, (rtopk_min_blocks<KeyT, R * (32 / L), SME
     unsigned need;
     bool fin = false;  /* the exact search ended in rtopk_finish */
     bool wide = false; /* the exact search stopped at a lo with count(key >= lo) <= wcap */
-    const unsigned wcap = !SMEM && L == 32 && sizeof(KeyT) <= 4 ? (unsigned)P.wide_cap : 0u;
+    const unsigned wcap = WIDE ? (unsigned)P.wide_cap : 0u;
     int steps = 0;
     if ((int64_t)len <= k) {
       thi = ones;
@@ -1116,7 +1120,7 @@ __global__ void __launch_bounds__(256, (rtopk_min_blocks<KeyT, R * (32 / L), SME
       /* exact: [lo, hi] holds the k-th key; gt = count(key > hi); k < len <= R */
       const unsigned ku = (unsigned)k;
       /* the count the guesses aim at: k + 1/2, or the middle of [k, wcap] */
-      const float kh = wcap ? 0.5f * (float)(ku + wcap) : (float)ku + 0.5f;
+      const float kh = WIDE && wcap ? 0.5f * (float)(ku + wcap) : (float)ku + 0.5f;
       KeyT lo = kmin, hi = kmax;
       unsigned gt = 0, c_lo = (unsigned)len; /* count(key >= lo) */
       bool hit = false, bisect_next = false;
@@ -1132,7 +1136,7 @@ __global__ void __launch_bounds__(256, (rtopk_min_blocks<KeyT, R * (32 / L), SME
        * the search's own convergence, as in the paper) */
       const bool finish = !SMEM && !P.iters;
       while (lo < hi) {
-        if (c_lo <= wcap && lo >= (KeyT)1) { /* lo >= 1: padding (key 0) is never staged */
+        if (WIDE && c_lo <= wcap && lo >= (KeyT)1) { /* lo >= 1: padding (key 0) is never staged */
           wide = true;
           break;
         }
@@ -1151,8 +1155,11 @@ __global__ void __launch_bounds__(256, (rtopk_min_blocks<KeyT, R * (32 / L), SME
            * midpoint after a step that did not halve the interval */
           /* the wider target leans further to the interpolation (0.6 / 0.4 against 0.5 / 0.5:
            * 0.3-0.5 fewer steps in the simulation) */
-          const float fi = __fdividef((float)c_lo - kh, (float)(c_lo - gt)); /* fast: it only steers */
-          const float frac = !interp || bisect_next ? 0.5f : wcap ? 0.2f + 0.6f * fi : 0.25f + 0.5f * fi;
+          float frac = 0.5f;
+          if (interp && !bisect_next) {
+            const float fi = __fdividef((float)c_lo - kh, (float)(c_lo - gt)); /* fast: it only steers */
+            frac = WIDE && wcap ? 0.2f + 0.6f * fi : 0.25f + 0.5f * fi;
+          }
           m_r = lo_r + (hi_r - lo_r) * (RealT)frac;
           const KeyT vm = Space::key_of(m_r, x, P.dtype);
           if (vm > lo && vm <= hi) {

@@ -107,6 +107,12 @@ topk_status topk_cuda_props(int ordinal, topk_device_props* props);
 topk_status topk_cuda_read_bandwidth(double* bytes_per_second);
 const char* topk_cuda_build_info(void);
 
+/* ---- knobs (src/env.c) ---- */
+/* Every public entry first scans the environment once for TOPK_* variables. */
+void        topk_env_scan(void);
+/* topk_env(name) for a TOPK_* knob: NULL at once where the last scan of this thread found none. */
+const char* topk_env(const char* name);
+
 /* ---- the built algorithms ---- */
 extern const topk_algo_ops topk_algo_cpu_reference; /* src/cpu/reference.c (TOPK_ALGO_SORT on CPU) */
 extern const topk_algo_ops topk_algo_cpu_select;    /* src/cpu/select.c */

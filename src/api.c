@@ -54,7 +54,12 @@ topk_status topk_fail(topk_status status, const char* fmt, ...) {
   return status;
 }
 
-static void clear_detail(void) { detail_[0] = '\0'; }
+/* Every entry that may run or plan an algorithm: no detail left from the last call, and the
+ * knobs scanned (src/env.c). */
+static void clear_detail(void) {
+  detail_[0] = '\0';
+  topk_env_scan();
+}
 
 /* ---------------------------------------------------------------- names */
 

@@ -53,7 +53,7 @@ int topk_drtopk_rule4_alpha_with(int64_t n, int64_t k, int c, int min_sub_log, i
 
 int topk_drtopk_rule4_alpha(int64_t n, int64_t k) {
   int c = RULE4_C;
-  const char* s = getenv("TOPK_DRTOPK_RULE4_C");
+  const char* s = topk_env("TOPK_DRTOPK_RULE4_C");
   if (s && *s) {
     char* end = NULL;
     const long v = strtol(s, &end, 10);

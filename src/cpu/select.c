@@ -121,7 +121,7 @@ typedef void (*sel_pass_fn)(const sel_row* rc, sel_worker* w);
 
 /* Online CPUs, capped; TOPK_CPU_THREADS (a positive integer) overrides. Read per call, so tests can vary it. */
 static int sel_threads(void) {
-  const char* env = getenv("TOPK_CPU_THREADS");
+  const char* env = topk_env("TOPK_CPU_THREADS");
   if (env && *env) {
     char* end = NULL;
     long v = strtol(env, &end, 10);

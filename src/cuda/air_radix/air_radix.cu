@@ -353,20 +353,20 @@ static int bits_for(uint64_t v) {
 }
 
 static int env_digit_bits(void) {
-  const char* s = getenv("TOPK_AIR_DIGIT_BITS");
+  const char* s = topk_env("TOPK_AIR_DIGIT_BITS");
   const int b = s && *s ? atoi(s) : 0;
   return b >= 8 && b <= AIR_MAX_DIGIT_BITS ? b : AIR_DIGIT_BITS;
 }
 
 /* TOPK_AIR_COMMON_PREFIX=0 turns the common-prefix start of the one-block and cluster passes off (measurement) */
 static int env_common_prefix(void) {
-  const char* s = getenv("TOPK_AIR_COMMON_PREFIX");
+  const char* s = topk_env("TOPK_AIR_COMMON_PREFIX");
   return !(s && strcmp(s, "0") == 0);
 }
 
 /* TOPK_AIR_CLUSTER_CS=1|2|4|8|16 forces the CLUSTER path's blocks per row where the row fits them (measurement) */
 static int env_cluster_cs(void) {
-  const char* s = getenv("TOPK_AIR_CLUSTER_CS");
+  const char* s = topk_env("TOPK_AIR_CLUSTER_CS");
   const int c = s && *s ? atoi(s) : 0;
   return c >= 1 && c <= AIR_CLUSTER_MAX_BLOCKS && (c & (c - 1)) == 0 ? c : 0;
 }
@@ -380,7 +380,7 @@ static int env_cluster_cs(void) {
 static const int64_t AIR_CLUSTER_DEL_K_MAX = 128;
 /* A delegate start's k limit from the environment (0: off), or dflt where unset or not a count */
 static int64_t env_kmax(const char* name, int64_t dflt) {
-  const char* s = getenv(name);
+  const char* s = topk_env(name);
   if (!s || !*s) return dflt;
   char* end = NULL;
   const long long v = strtoll(s, &end, 10);
@@ -388,7 +388,7 @@ static int64_t env_kmax(const char* name, int64_t dflt) {
 }
 static int64_t env_cluster_del_kmax(void) { return env_kmax("TOPK_AIR_CLUSTER_DELEGATES", AIR_CLUSTER_DEL_K_MAX); }
 static int env_cluster_stamps(void) {
-  const char* s = getenv("TOPK_AIR_CLUSTER_STAMPS");
+  const char* s = topk_env("TOPK_AIR_CLUSTER_STAMPS");
   return s && strcmp(s, "1") == 0;
 }
 
@@ -414,7 +414,7 @@ static int cluster_dgroup(int cs, int64_t k, int es, int* ndel) {
 
 /* TOPK_AIR_MIN_TILES=T: MULTI and FUSED blocks get at least T tiles each (measurement; else dflt) */
 static int64_t env_min_tiles(int64_t dflt) {
-  const char* s = getenv("TOPK_AIR_MIN_TILES");
+  const char* s = topk_env("TOPK_AIR_MIN_TILES");
   const long long t = s && *s ? atoll(s) : 0;
   return t >= 1 && t <= 1024 ? (int64_t)t : dflt;
 }
@@ -455,7 +455,7 @@ static int64_t start_rank(int64_t n, int64_t k, int64_t cap, int64_t m, int64_t*
 }
 
 static int64_t env_alpha(void) {
-  const char* s = getenv("TOPK_AIR_ALPHA");
+  const char* s = topk_env("TOPK_AIR_ALPHA");
   if (!s || !*s) return AIR_ALPHA;
   long long a = atoll(s);
   return a >= 2 ? (int64_t)a : AIR_ALPHA;
@@ -463,7 +463,7 @@ static int64_t env_alpha(void) {
 
 /* TOPK_AIR_ROWS_CAP / TOPK_AIR_ROWS_FIRST_BITS: the ROWS path's candidate buffer and first digit (measurement, tests) */
 static int64_t env_rows_cap(void) { /* 0: not forced */
-  const char* s = getenv("TOPK_AIR_ROWS_CAP");
+  const char* s = topk_env("TOPK_AIR_ROWS_CAP");
   const long long c = s && *s ? atoll(s) : 0;
   return c >= 1 && c <= 16384 ? (int64_t)c : 0;
 }
@@ -472,18 +472,18 @@ static int64_t env_rows_cap(void) { /* 0: not forced */
  * TOPK_AIR_ROWS_SAMPLE_KEEP=N (1..1024): the sample's keep forced (measurement, tests).
  * Returns the kernel's stream argument: an AIR_ROWS_STREAM_OFF/EXACT/SPEC and its flags. */
 static int env_rows_stream(void) {
-  const char* s = getenv("TOPK_AIR_ROWS_STREAM");
+  const char* s = topk_env("TOPK_AIR_ROWS_STREAM");
   if (s && strcmp(s, "0") == 0) return AIR_ROWS_STREAM_OFF;
   if (s && strcmp(s, "1") == 0) return AIR_ROWS_STREAM_EXACT;
-  const char* ns = getenv("TOPK_AIR_ROWS_SAMPLE");
+  const char* ns = topk_env("TOPK_AIR_ROWS_SAMPLE");
   if (ns && strcmp(ns, "0") == 0) return AIR_ROWS_STREAM_SPEC | AIR_ROWS_STREAM_NO_SAMPLE;
-  const char* ks = getenv("TOPK_AIR_ROWS_SAMPLE_KEEP");
+  const char* ks = topk_env("TOPK_AIR_ROWS_SAMPLE_KEEP");
   const long keep = ks && *ks ? atol(ks) : 0;
   return AIR_ROWS_STREAM_SPEC | (keep >= 1 && keep <= 1024 ? (int)keep << AIR_ROWS_STREAM_KEEP_SHIFT : 0);
 }
 
 static int env_rows_first_bits(void) {
-  const char* s = getenv("TOPK_AIR_ROWS_FIRST_BITS");
+  const char* s = topk_env("TOPK_AIR_ROWS_FIRST_BITS");
   const int b = s && *s ? atoi(s) : 0;
   return b >= AIR_ROWS_MIN_FIRST_BITS && b <= AIR_ROWS_MAX_FIRST_BITS ? b : AIR_ROWS_FIRST_BITS;
 }
@@ -491,7 +491,7 @@ static int env_rows_first_bits(void) {
 enum { PATH_CHOOSE = -1, PATH_MULTI = 0, PATH_ONE = 1, PATH_FUSED = 2, PATH_CLUSTER = 3, PATH_ADAPTIVE = 4,
        PATH_ROWS = 5, PATH_COPY = 6, PATH_RESIDENT = 7 };
 static int env_path(void) {
-  const char* s = getenv("TOPK_AIR_PATH");
+  const char* s = topk_env("TOPK_AIR_PATH");
   if (!s) return PATH_CHOOSE;
   if (strcmp(s, "one") == 0) return PATH_ONE;
   if (strcmp(s, "multi") == 0) return PATH_MULTI;
@@ -505,7 +505,7 @@ static int env_path(void) {
 
 /* TOPK_AIR_RES_VECS=1..8: the 16-byte vectors per thread RESIDENT aims for (measurement) */
 static int env_res_vecs(void) {
-  const char* s = getenv("TOPK_AIR_RES_VECS");
+  const char* s = topk_env("TOPK_AIR_RES_VECS");
   const int v = s && *s ? atoi(s) : 0;
   return v >= 1 && v <= AIR_RES_VECS ? v : AIR_RES_TARGET_VECS;
 }
@@ -1104,7 +1104,7 @@ static topk_status launch_one_block(const air_layout* L, air_params P, int64_t b
 
 /* TOPK_AIR_ROWS_BPS=2|3: ROWS' blocks per SM forced (measurement); 0: by rows_blocks_per_sm */
 static int env_rows_bps(void) {
-  const char* s = getenv("TOPK_AIR_ROWS_BPS");
+  const char* s = topk_env("TOPK_AIR_ROWS_BPS");
   const int b = s && *s ? atoi(s) : 0;
   return b == 2 || b == 3 ? b : 0;
 }
@@ -1164,9 +1164,9 @@ static topk_status launch_resident(const air_layout* L, air_params P, int64_t ba
   D.cand_idx = (unsigned*)(base + L->res_cand_idx);
   D.blk_cnt = (unsigned*)(base + L->res_blk);
   {
-    const char* st = getenv("TOPK_AIR_RES_STAMPS");
+    const char* st = topk_env("TOPK_AIR_RES_STAMPS");
     D.stamps = st && strcmp(st, "1") == 0;
-    const char* rk = getenv("TOPK_AIR_RES_RANK");
+    const char* rk = topk_env("TOPK_AIR_RES_RANK");
     D.rank = !(rk && strcmp(rk, "0") == 0);
   }
   res_delegates(P.k, g, &D.del_q, &D.del_j);

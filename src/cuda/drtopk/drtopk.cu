@@ -82,7 +82,7 @@ static int bits_for(uint64_t v) {
 }
 
 static int env_int(const char* name, int fallback) {
-  const char* s = getenv(name);
+  const char* s = topk_env(name);
   if (!s || !*s) return fallback;
   char* end = NULL;
   long v = strtol(s, &end, 10);
@@ -123,7 +123,7 @@ static topk_status plan_layout(const topk_problem* p, const topk_device_info* de
   L->beta = env_int("TOPK_DRTOPK_BETA", DT_BETA);
   if (L->beta < 1 || L->beta > 4) L->beta = DT_BETA;
   L->S = (int64_t)1 << L->alpha;
-  const char* build = getenv("TOPK_DRTOPK_BUILD");
+  const char* build = topk_env("TOPK_DRTOPK_BUILD");
   L->smem_build = L->alpha <= DT_SMEM_AUTO_ALPHA;
   if (build && strcmp(build, "warp") == 0) L->smem_build = 0;
   if (build && strcmp(build, "smem") == 0 && L->alpha <= DT_SMEM_MAX_ALPHA) L->smem_build = 1;

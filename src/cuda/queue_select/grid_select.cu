@@ -40,7 +40,7 @@ static const int64_t GRID_TOP1_ELEMS = 4096;   /* k = 1 clusters: elements per b
 static const int64_t GRID_TOP1_MAX_ELEMS = 1 << 20; /* k = 1 clusters: rows of at most this */
 
 static int64_t grid_top1_max(void) {
-  const char* s = getenv("TOPK_GRID_TOP1_MAX");
+  const char* s = topk_env("TOPK_GRID_TOP1_MAX");
   const long long v = s && *s ? atoll(s) : -1;
   return v >= 0 ? (int64_t)v : GRID_TOP1_MAX_ELEMS;
 }

@@ -83,7 +83,7 @@ enum { QS_WARP_ROWS_PER_BLOCK = 4 }; /* WarpSelect: one warp per row, 4 rows per
  * networks. */
 static inline int qs_bucket(int64_t k) {
   static const int caps[QS_NUM_CAPS] = QS_CAPS;
-  const char* env = getenv("TOPK_QS_POW2_CAPS");
+  const char* env = topk_env("TOPK_QS_POW2_CAPS");
   const int pow2_only = env && env[0] == '1';
   for (int b = 0; b < QS_NUM_CAPS; ++b)
     if (k <= caps[b] && (!pow2_only || (caps[b] & (caps[b] - 1)) == 0)) return b;

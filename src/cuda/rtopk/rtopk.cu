@@ -54,7 +54,7 @@ static const size_t RTOPK_SMEM_DEFAULT = 48 * 1024; /* per block without the opt
 /* Knob for measurement (environment, read at every call): TOPK_RTOPK_SEARCH=interp|value|key,
  * the exact mode's choice of thresholds (rtopk_kernels.cuh); default interp. */
 static int env_search(void) {
-  const char* s = getenv("TOPK_RTOPK_SEARCH");
+  const char* s = topk_env("TOPK_RTOPK_SEARCH");
   if (s && strcmp(s, "value") == 0) return RTOPK_SEARCH_VALUE;
   if (s && strcmp(s, "key") == 0) return RTOPK_SEARCH_KEY;
   return RTOPK_SEARCH_INTERP;
@@ -95,7 +95,7 @@ enum {
 };
 static int row_lanes(const topk_problem* p, int es, int cap, int sm_count) {
   if (es > 4 || cap > RTOPK_HALF_BUILT || ((p->flags & TOPK_SORTED) && p->k > RTOPK_SORT_RANK_MAX)) return 32;
-  const char* e = getenv("TOPK_RTOPK_LANES");
+  const char* e = topk_env("TOPK_RTOPK_LANES");
   if (e && strcmp(e, "32") == 0) return 32;
   if (e && strcmp(e, "16") == 0) return 16;
   const int64_t sms = sm_count > 0 ? sm_count : 132;
@@ -112,7 +112,7 @@ static int wide_cap(const topk_problem* p, int es, int cap, int lanes) {
   if (!(p->flags & TOPK_SORTED) || p->max_iter != 0 || es > 4 || cap > RTOPK_REG_MAX || lanes != 32 ||
       p->k <= RTOPK_SORT_RANK_MAX || p->k > RTOPK_SORT_REG_MAX)
     return 0;
-  const char* e = getenv("TOPK_RTOPK_WIDE");
+  const char* e = topk_env("TOPK_RTOPK_WIDE");
   if (e && strcmp(e, "0") == 0) return 0;
   int w = p->k <= RTOPK_SORT_REG_HALF ? RTOPK_SORT_REG_HALF : RTOPK_SORT_REG_MAX; /* rtopk_warp_sort's two sizes */
   if (w > cap) w = cap;
@@ -278,9 +278,9 @@ static int thread_group(const topk_problem* p, int es, const int* iters, int sm_
     const bool few = p->batch * 4 < RTOPK_THREAD_G8_LANES * sms;
     if (es == 4 ? (p->n > 64 && p->n <= 128) || (p->n <= 64 && few) : (p->n <= 256 && few)) g = 8;
   }
-  const char* eg = getenv("TOPK_RTOPK_GROUP");
+  const char* eg = topk_env("TOPK_RTOPK_GROUP");
   if (eg && (!strcmp(eg, "1") || !strcmp(eg, "2") || !strcmp(eg, "4") || !strcmp(eg, "8"))) g = atoi(eg);
-  const char* e = getenv("TOPK_RTOPK_PATH");
+  const char* e = topk_env("TOPK_RTOPK_PATH");
   if (e && strcmp(e, "search") == 0) return 0;
   if (e && strcmp(e, "thread") == 0) return g;
   if (p->batch * g_fill < 16 * sms) return 0;
@@ -317,7 +317,7 @@ static bool thread_full(const rtopk_params& P, int g, int K, int es) {
   if (!rtopk_thread_full_built(es, K)) return false;
   if (P.offsets || P.n < (int64_t)cw * g || P.n % ((int64_t)cw * g) != 0 || P.n > RTOPK_THREAD_MAX_N) return false;
   if ((uintptr_t)P.in % 16 != 0 || (P.ld * es) % 16 != 0) return false;
-  const char* e = getenv("TOPK_RTOPK_FULL");
+  const char* e = topk_env("TOPK_RTOPK_FULL");
   return !(e && strcmp(e, "0") == 0);
 }
 
@@ -338,8 +338,8 @@ static bool thread_full(const rtopk_params& P, int g, int K, int es) {
  * by up to 45 %, too much to fit. */
 enum { RTOPK_ARGMAX_G8_N = 256 };
 static bool argmax_path(const rtopk_params& P) {
-  if (P.k != 1 || getenv("TOPK_RTOPK_QUEUE")) return false;
-  const char* e = getenv("TOPK_RTOPK_ARGMAX");
+  if (P.k != 1 || topk_env("TOPK_RTOPK_QUEUE")) return false;
+  const char* e = topk_env("TOPK_RTOPK_ARGMAX");
   return !(e && strcmp(e, "0") == 0);
 }
 template <typename KeyT, int KIND>
@@ -358,7 +358,7 @@ static topk_status launch_argmax(const rtopk_params& P, int g, cudaStream_t stre
 
 template <typename KeyT, int KIND>
 static topk_status launch_thread(const rtopk_params& P, int g, int sm_count, int ordinal, cudaStream_t stream) {
-  if (argmax_path(P)) return launch_argmax<KeyT, KIND>(P, P.n >= RTOPK_ARGMAX_G8_N && !getenv("TOPK_RTOPK_GROUP") ? 8 : g, stream);
+  if (argmax_path(P)) return launch_argmax<KeyT, KIND>(P, P.n >= RTOPK_ARGMAX_G8_N && !topk_env("TOPK_RTOPK_GROUP") ? 8 : g, stream);
   static int occ_cache[6][4][2][TOPK_OCC_DEVICES]; /* [log2 K][log2 G][FULL] */
   /* Queues of 8 for k <= 4 over rows longer than 128: a lane then sorts half as many chunks,
    * which was faster (f32 65536 x 256: k = 4 with K = 4 44.5 us, k = 8 with K = 8 38.2 us;
@@ -374,7 +374,7 @@ static topk_status launch_thread(const rtopk_params& P, int g, int sm_count, int
    * Swept in session 24 (65536 x 64 / 128 / 256, k 1..8, f32 and bf16, sorted or not): the
    * rule was within 1.00-1.04x of the best; queues of 16 were 1.09-1.30x slower everywhere
    * (bench/results/h100_rtopk_queue_sweep_s24.csv). */
-  const char* eq = getenv("TOPK_RTOPK_QUEUE");
+  const char* eq = topk_env("TOPK_RTOPK_QUEUE");
   if (eq) {
     static const char* const names[6] = {"1", "2", "4", "8", "16", "32"};
     int want = -1;
@@ -402,7 +402,7 @@ static topk_status launch_thread(const rtopk_params& P, int g, int sm_count, int
    * x 32 and x 64 (session 26, the sweep in thread_group's comment). TOPK_RTOPK_GRID=all|wave
    * forces either (for measurement). */
   bool all = kb >= 3;
-  const char* egr = getenv("TOPK_RTOPK_GRID");
+  const char* egr = topk_env("TOPK_RTOPK_GRID");
   if (egr && strcmp(egr, "all") == 0) all = true;
   if (egr && strcmp(egr, "wave") == 0) all = false;
   if (blocks > wave && !all) blocks = wave;
@@ -435,7 +435,7 @@ static topk_status rtopk_launch(const topk_problem* p, const void* in, void* val
   P.max_iter = p->max_iter;
   P.dtype = (int)p->dtype;
   P.search = env_search();
-  const char* pb = getenv("TOPK_RTOPK_PAPER_BREAK");
+  const char* pb = topk_env("TOPK_RTOPK_PAPER_BREAK");
   P.paper_break = pb && strcmp(pb, "1") == 0;
   P.sort_cap = L.sort_cap;
   P.wide_cap = iters ? 0 : L.wide_cap; /* the recorded steps are the search's own (Table 1) */
@@ -502,6 +502,7 @@ static topk_status rtopk_run(const topk_args* a, void* workspace, size_t workspa
 
 extern "C" topk_status rtopk_select_iters(const topk_problem* p, const void* in, void* values, void* indices,
                                           int* iters, topk_stream stream) {
+  topk_env_scan(); /* an entry like the public ones (src/env.c) */
   TOPK_RETURN_IF(!p || !in || !values || !iters, TOPK_ERR_NULL_POINTER, "rtopk_select_iters: NULL argument");
   TOPK_RETURN_IF(p->index_type != TOPK_INDEX_NONE && !indices, TOPK_ERR_NULL_POINTER,
                  "rtopk_select_iters: indices is NULL");

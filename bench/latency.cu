@@ -3,6 +3,7 @@
  * markdown table (CUDA builds only; target latency).
  *
  *   latency [--algo NAME|auto] [--sorted] [--csv FILE] [--quick]
+ *   latency --moe [--algo NAME|auto] [--sorted] [--csv FILE]
  *
  * Shapes: batch 1, 2, 4, 8 x vocabulary n 32000, 128256, 151936, 262144 x k 1,
  * 50, 1024; f32 and bf16; largest, int64 indices, unsorted (--sorted: sorted).
@@ -30,6 +31,15 @@
  *              by the LM head, so a time can be below it.
  * `chosen` is the algorithm the call runs (for auto: topk_plan_algo of a plan
  * made for the same problem, which is the choice topk_select makes).
+ *
+ * --moe: the moe shapes instead (65536 rows x 64, 128, 256, k 1, 2, 4, 8, f32 and bf16), each
+ * call on the next of NB inputs (NB x the input >= 3 x the L2 cache, as `topk bench` rotates
+ * them), so every call reads its input from DRAM. Per shape: events_us (as above, over the
+ * rotating inputs: what `topk bench` measures), graph_us (NB calls, one per input, captured
+ * into one graph and replayed: the GPU's time per call without the host), host_us (as above)
+ * and both times as % of the roofline (input read once + outputs written, at the measured read
+ * bandwidth). Where events_us is well above graph_us, the host's enqueue, not the GPU, bounds
+ * back-to-back calls.
  *
  * Input: N(0,1) values from tools/common/gen.h. Calls use TOPK_BACKEND_CUDA
  * (as the Python bindings do), a caller-provided workspace allocated outside
@@ -215,14 +225,160 @@ static double graph_us(const bench* b, char* why, size_t why_size) {
   return us;
 }
 
+/* events_us over rotating inputs: call i reads ins[i % nb]. */
+static double events_rot_us(bench* b, const void* const* ins, int nb) {
+  for (int i = 0; i < WARM; ++i) {
+    b->in = ins[i % nb];
+    call(b);
+  }
+  CUDA_TRY(cudaEventRecord(b->e0, b->stream));
+  for (int i = 0; i < CALLS; ++i) {
+    b->in = ins[i % nb];
+    call(b);
+  }
+  CUDA_TRY(cudaEventRecord(b->e1, b->stream));
+  b->in = ins[0];
+  return elapsed_us(b) / CALLS;
+}
+
+/* graph_us over rotating inputs: nb calls, one per input, captured into one graph; replayed
+ * until >= CALLS calls have run. Returns < 0 where the calls cannot be captured. */
+static double graph_rot_us(bench* b, const void* const* ins, int nb) {
+  cudaGraph_t graph = NULL;
+  cudaGraphExec_t exec = NULL;
+  CUDA_TRY(cudaStreamBeginCapture(b->stream, cudaStreamCaptureModeThreadLocal));
+  topk_status s = TOPK_SUCCESS;
+  for (int i = 0; i < nb && s == TOPK_SUCCESS; ++i)
+    s = topk_select(&b->p, ins[i], b->values, b->indices, b->ws, b->ws_bytes, b->stream);
+  const cudaError_t e = cudaStreamEndCapture(b->stream, &graph);
+  if (s != TOPK_SUCCESS || e != cudaSuccess || !graph || cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess) {
+    fprintf(stderr, "latency: capture of %d calls failed (%s)\n", nb, s != TOPK_SUCCESS ? topk_status_name(s) : "cuda");
+    if (graph) CUDA_TRY(cudaGraphDestroy(graph));
+    (void)cudaGetLastError();
+    CUDA_TRY(cudaStreamSynchronize(b->stream));
+    return -1.0;
+  }
+  const int replays = (CALLS + nb - 1) / nb;
+  CUDA_TRY(cudaGraphUpload(exec, b->stream));
+  for (int i = 0; i < 3; ++i) CUDA_TRY(cudaGraphLaunch(exec, b->stream));
+  CUDA_TRY(cudaEventRecord(b->e0, b->stream));
+  for (int i = 0; i < replays; ++i) CUDA_TRY(cudaGraphLaunch(exec, b->stream));
+  CUDA_TRY(cudaEventRecord(b->e1, b->stream));
+  const double us = elapsed_us(b) / ((double)replays * nb);
+  /* the last call of the last replay read ins[nb - 1]: its row 0 must hold valid indices */
+  b->in = ins[nb - 1];
+  check_first_row(b, run_graph, &exec, "graph replay");
+  b->in = ins[0];
+  CUDA_TRY(cudaGraphExecDestroy(exec));
+  CUDA_TRY(cudaGraphDestroy(graph));
+  return us;
+}
+
+/* --moe: see the header. Returns the process exit status. */
+static int moe_mode(topk_algo algo, int sorted, FILE* csv, const char* dev_name, double bw) {
+  static const int64_t ns[] = {64, 128, 256}, ks[] = {1, 2, 4, 8};
+  static const topk_dtype dtypes[] = {TOPK_F32, TOPK_BF16};
+  const int64_t batch = 65536;
+  int l2 = 0;
+  CUDA_TRY(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
+  const size_t slab_bytes = (size_t)3 * (size_t)(l2 > 0 ? l2 : 50 << 20) + (size_t)batch * 256 * 4;
+  bench b;
+  memset(&b, 0, sizeof b);
+  void* slab = NULL;
+  CUDA_TRY(cudaMalloc(&slab, slab_bytes));
+  CUDA_TRY(cudaMalloc(&b.values, (size_t)batch * 8 * sizeof(float)));
+  CUDA_TRY(cudaMalloc((void**)&b.indices, (size_t)batch * 8 * sizeof(int64_t)));
+  CUDA_TRY(cudaStreamCreateWithFlags(&b.stream, cudaStreamNonBlocking));
+  CUDA_TRY(cudaEventCreate(&b.e0));
+  CUDA_TRY(cudaEventCreate(&b.e1));
+  void* host = malloc(slab_bytes);
+  if (!host) {
+    fprintf(stderr, "latency: out of host memory\n");
+    return 1;
+  }
+  printf("# topk_select on the moe shapes, inputs rotated out of L2 (%s, read bandwidth %.0f GB/s)\n\n", dev_name,
+         bw / 1e9);
+  printf("algo %s, largest, %s, int64 indices, N(0,1) input; us per call (%% of roofline)\n\n", topk_algo_name(algo),
+         sorted ? "sorted" : "unsorted");
+  printf("| dtype | rows x n | k | chosen | inputs | events_us | graph_us | host_us |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n");
+  for (int di = 0; di < 2; ++di) {
+    const topk_dtype dt = dtypes[di];
+    const size_t es = topk_dtype_size(dt);
+    gen_opts g;
+    memset(&g, 0, sizeof g);
+    g.dist = GEN_NORMAL;
+    g.seed = 12345u;
+    const int64_t count = (int64_t)(slab_bytes / es);
+    if (gen_fill(host, dt, count, &g) != 0) {
+      fprintf(stderr, "latency: gen_fill failed\n");
+      return 1;
+    }
+    CUDA_TRY(cudaMemcpy(slab, host, (size_t)count * es, cudaMemcpyHostToDevice));
+    for (int ni = 0; ni < 3; ++ni)
+      for (int ki = 0; ki < 4; ++ki) {
+        memset(&b.p, 0, sizeof b.p);
+        b.p.dtype = dt;
+        b.p.batch = batch;
+        b.p.n = ns[ni];
+        b.p.k = ks[ki];
+        b.p.flags = sorted ? TOPK_SORTED : 0;
+        b.p.algo = algo;
+        b.p.backend = TOPK_BACKEND_CUDA;
+        const size_t in_bytes = (size_t)(batch * b.p.n) * es;
+        int nb = (int)((3 * (size_t)l2 + in_bytes - 1) / in_bytes);
+        if (nb < 2) nb = 2;
+        if ((size_t)nb * in_bytes > slab_bytes) nb = (int)(slab_bytes / in_bytes);
+        const void* ins[64];
+        if (nb > 64) nb = 64;
+        for (int i = 0; i < nb; ++i) ins[i] = (const char*)slab + (size_t)i * in_bytes;
+        b.in = ins[0];
+        size_t ws_bytes = 0;
+        const topk_status s = topk_workspace_size(&b.p, &ws_bytes);
+        if (s == TOPK_ERR_UNSUPPORTED) continue;
+        TOPK_TRY(s);
+        topk_plan* plan = NULL;
+        TOPK_TRY(topk_plan_create(&plan, &b.p));
+        const char* chosen = topk_algo_name(topk_plan_algo(plan));
+        topk_plan_destroy(plan);
+        b.ws = NULL;
+        b.ws_bytes = ws_bytes;
+        if (ws_bytes) CUDA_TRY(cudaMalloc(&b.ws, ws_bytes));
+        check_first_row(&b, run_select, NULL, "topk_select");
+        const double ev = events_rot_us(&b, ins, nb);
+        const double gr = graph_rot_us(&b, ins, nb);
+        double single = 0, host_us = 0;
+        single_and_host_us(&b, &single, &host_us);
+        CUDA_TRY(cudaStreamSynchronize(b.stream));
+        if (b.ws) CUDA_TRY(cudaFree(b.ws));
+        const double roof_us = 1e6 * (double)(in_bytes + (size_t)(batch * b.p.k) * (es + 8)) / bw;
+        printf("| %s | %lld x %lld | %lld | %s | %d | %.2f (%.1f %%) | %.2f (%.1f %%) | %.2f |\n", topk_dtype_name(dt),
+               (long long)batch, (long long)b.p.n, (long long)b.p.k, chosen, nb, ev, 100 * roof_us / ev, gr,
+               gr > 0 ? 100 * roof_us / gr : 0.0, host_us);
+        if (csv)
+          fprintf(csv, "%s,%s,%lld,%lld,%lld,%d,%s,%s,%.3f,%.3f,%.3f,%.3f,%.3f\n", dev_name, topk_dtype_name(dt),
+                  (long long)batch, (long long)b.p.n, (long long)b.p.k, sorted, topk_algo_name(algo), chosen, ev,
+                  single, host_us, gr, roof_us);
+        fflush(stdout);
+      }
+  }
+  CUDA_TRY(cudaEventDestroy(b.e0));
+  CUDA_TRY(cudaEventDestroy(b.e1));
+  CUDA_TRY(cudaStreamDestroy(b.stream));
+  CUDA_TRY(cudaFree(slab));
+  CUDA_TRY(cudaFree(b.values));
+  CUDA_TRY(cudaFree(b.indices));
+  free(host);
+  return 0;
+}
+
 static int usage(void) {
-  fprintf(stderr, "usage: latency [--algo NAME|auto] [--sorted] [--csv FILE] [--quick]\n");
+  fprintf(stderr, "usage: latency [--moe] [--algo NAME|auto] [--sorted] [--csv FILE] [--quick]\n");
   return 64;
 }
 
 int main(int argc, char** argv) {
   topk_algo algo = TOPK_ALGO_AUTO;
-  int sorted = 0, quick = 0;
+  int sorted = 0, quick = 0, moe = 0;
   const char* csv_path = NULL;
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--algo") == 0 && i + 1 < argc) {
@@ -236,6 +392,8 @@ int main(int argc, char** argv) {
       csv_path = argv[++i];
     } else if (strcmp(argv[i], "--quick") == 0) {
       quick = 1;
+    } else if (strcmp(argv[i], "--moe") == 0) {
+      moe = 1;
     } else {
       return usage();
     }
@@ -262,13 +420,22 @@ int main(int argc, char** argv) {
       perror(csv_path);
       return 74;
     }
-    fprintf(csv, "device,dtype,batch,n,k,sorted,algo,chosen,events_us,single_us,host_us,graph_us,floor_us\n");
+    fprintf(csv, "device,dtype,batch,n,k,sorted,algo,chosen,events_us,single_us,host_us,graph_us,%s\n",
+            moe ? "roofline_us" : "floor_us");
   }
 
   topk_device_props props;
   TOPK_TRY(topk_device_get_props(0, &props));
   double bw = 0;
   TOPK_TRY(topk_measure_read_bandwidth(&bw));
+  if (moe) {
+    const int rc = moe_mode(algo, sorted, csv, props.name, bw);
+    if (csv && fclose(csv) != 0) {
+      perror(csv_path);
+      return 74;
+    }
+    return rc;
+  }
 
   bench b;
   memset(&b, 0, sizeof b);

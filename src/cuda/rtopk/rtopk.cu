@@ -199,6 +199,26 @@ static topk_status launch_width(const rtopk_plan* L, const rtopk_params& P, cuda
   }
 }
 
+/* k = 1 on the thread path: rtopk_argmax_kernel (rtopk_thread_argmax.cuh), one group of G lanes a
+ * row, a block for every RTOPK_THREAD_BLOCK / G rows. TOPK_RTOPK_ARGMAX=0 (or a queue forced by
+ * TOPK_RTOPK_QUEUE) takes the queue kernel instead (for measurement).
+ * Lanes (thread_group): its G for the queue kernel, but 8 over rows of >= RTOPK_ARGMAX_G8_N (where
+ * TOPK_RTOPK_GROUP does not force one). Every G forced, one run each (16384 / 65536 / 262144 rows
+ * x 32..512, k = 1, normal, session 35, h100_rtopk_argmax_g{1,2,4,8}_s35.csv): G = 8 took
+ * 0.87-0.95x G = 4's time on f32 rows of 256 and 512 and 0.89-0.94x on bf16 rows of 512; bf16 rows
+ * of 256 0.98-1.02x G = 4 and 0.87-0.91x G = 2, which the rule gives them from 65536 rows. Shorter
+ * rows keep thread_group's G: from 65536 rows it was the sweep's best or within 5 % of it but for
+ * bf16 262144 x 32 / x 128 (G = 1 / 4 0.64 / 0.92x its time, single runs); at 16384 rows (5-10 us
+ * a call) one run differed from another by up to 45 %, too much to fit. (bf16 65536 x 64 read
+ * 8.2-9.5 us at every G there: `topk bench` was bound by the host's enqueue, session 36; under
+ * graph replay G = 4, the rule's, is the best, bench/results/h100_latency_moe_g*_s36.csv.) */
+enum { RTOPK_ARGMAX_G8_N = 256 };
+static bool argmax_path(int64_t k) {
+  if (k != 1 || topk_env("TOPK_RTOPK_QUEUE")) return false;
+  const char* e = topk_env("TOPK_RTOPK_ARGMAX");
+  return !(e && strcmp(e, "0") == 0);
+}
+
 /* The thread-group path (rtopk_thread_rows.cuh): exact mode, 16- and 32-bit keys, rows of
  * <= RTOPK_THREAD_MAX_N with k <= 32. Returns the lanes per row (1, 2 or 4), or 0 for the warp
  * search. G fitted on the H100 over 4096..262144 rows x 16..256 x k 1..16, f32, every G forced
@@ -278,6 +298,7 @@ static int thread_group(const topk_problem* p, int es, const int* iters, int sm_
     const bool few = p->batch * 4 < RTOPK_THREAD_G8_LANES * sms;
     if (es == 4 ? (p->n > 64 && p->n <= 128) || (p->n <= 64 && few) : (p->n <= 256 && few)) g = 8;
   }
+  if (argmax_path(p->k) && p->n >= RTOPK_ARGMAX_G8_N) g = 8;
   const char* eg = topk_env("TOPK_RTOPK_GROUP");
   if (eg && (!strcmp(eg, "1") || !strcmp(eg, "2") || !strcmp(eg, "4") || !strcmp(eg, "8"))) g = atoi(eg);
   const char* e = topk_env("TOPK_RTOPK_PATH");
@@ -325,23 +346,6 @@ static bool thread_full(const rtopk_params& P, int g, int K, int es) {
  * lane's loads for its next row overlap its last chunk's compare-exchanges (rtopk_lane_pass), or,
  * for queues of >= 8, a block for every few rows (below). Blocks per SM from the occupancy
  * calculator, once per kernel and device (common/occupancy.h). */
-/* k = 1 on the thread path: rtopk_argmax_kernel (rtopk_thread_argmax.cuh), one group of G lanes a
- * row, a block for every RTOPK_THREAD_BLOCK / G rows. TOPK_RTOPK_ARGMAX=0 (or a queue forced by
- * TOPK_RTOPK_QUEUE) takes the queue kernel instead (for measurement).
- * Lanes: thread_group's G, but 8 over rows of >= RTOPK_ARGMAX_G8_N (where TOPK_RTOPK_GROUP does not
- * force one). Every G forced, one run each (16384 / 65536 / 262144 rows x 32..512, k = 1, normal,
- * session 35, h100_rtopk_argmax_g{1,2,4,8}_s35.csv): G = 8 took 0.87-0.95x G = 4's time on f32 rows
- * of 256 and 512 and 0.89-0.94x on bf16 rows of 512; bf16 rows of 256 0.98-1.02x G = 4 and 0.87-0.91x
- * G = 2, which the rule gives them from 65536 rows. Shorter rows keep thread_group's G: from 65536
- * rows it was the sweep's best or within 5 % of it but for bf16 262144 x 32 / x 128 (G = 1 / 4
- * 0.64 / 0.92x its time, single runs); at 16384 rows (5-10 us a call) one run differed from another
- * by up to 45 %, too much to fit. */
-enum { RTOPK_ARGMAX_G8_N = 256 };
-static bool argmax_path(const rtopk_params& P) {
-  if (P.k != 1 || topk_env("TOPK_RTOPK_QUEUE")) return false;
-  const char* e = topk_env("TOPK_RTOPK_ARGMAX");
-  return !(e && strcmp(e, "0") == 0);
-}
 template <typename KeyT, int KIND>
 static topk_status launch_argmax(const rtopk_params& P, int g, cudaStream_t stream) {
   void (*kernel)(rtopk_params) = g == 1   ? rtopk_argmax_kernel<KeyT, 1, KIND>
@@ -358,7 +362,7 @@ static topk_status launch_argmax(const rtopk_params& P, int g, cudaStream_t stre
 
 template <typename KeyT, int KIND>
 static topk_status launch_thread(const rtopk_params& P, int g, int sm_count, int ordinal, cudaStream_t stream) {
-  if (argmax_path(P)) return launch_argmax<KeyT, KIND>(P, P.n >= RTOPK_ARGMAX_G8_N && !topk_env("TOPK_RTOPK_GROUP") ? 8 : g, stream);
+  if (argmax_path(P.k)) return launch_argmax<KeyT, KIND>(P, g, stream);
   static int occ_cache[6][4][2][TOPK_OCC_DEVICES]; /* [log2 K][log2 G][FULL] */
   /* Queues of 8 for k <= 4 over rows longer than 128: a lane then sorts half as many chunks,
    * which was faster (f32 65536 x 256: k = 4 with K = 4 44.5 us, k = 8 with K = 8 38.2 us;

@@ -21,7 +21,8 @@
  *   maximum is the argmax with its tie rule: one max an element. Word 0 is below every element.
  *
  * Loads: lane g reads the row's 16-byte vectors g, g + G, ..., RTOPK_ARGMAX_VECS of them before
- * it compares any (scalar loads for a row start that is not 16-byte aligned and for the tail).
+ * it compares any, as the queue kernel fetches its chunks (rtopk_fetch_chunk: scalar loads for
+ * a row start that is not 16-byte aligned and for the tail).
  * One group per row; the grid covers the rows (and strides past 2^31 - 1 blocks).
  * Safety: rows as topk_row gives them (the thread path takes rows of <= RTOPK_THREAD_MAX_N);
  * every index read back is < the row's length; slot 0 of each row is written once.
@@ -33,31 +34,8 @@
 
 enum { RTOPK_ARGMAX_VECS = 4 /* 16-byte vectors a lane has in flight */ };
 
-/* A 16-byte vector of the row as 32-bit words: vector v, or its elements below len one by one
- * (the rest 0) where it is partial or the row start is not 16-byte aligned. */
-template <typename KeyT>
-__device__ __forceinline__ void rtopk_argmax_fetch(const KeyT* src, int len, bool vec_ok, int v, uint32_t (&w)[4]) {
-  constexpr int CW = 16 / (int)sizeof(KeyT);
-  const int base = v * CW;
-  if (vec_ok && base + CW <= len) {
-    const uint4 t = reinterpret_cast<const uint4*>(src)[v];
-    w[0] = t.x;
-    w[1] = t.y;
-    w[2] = t.z;
-    w[3] = t.w;
-  } else {
-#pragma unroll
-    for (int j = 0; j < CW; ++j) {
-      const uint32_t e = base + j < len ? (uint32_t)src[base + j] : 0u;
-      if constexpr (sizeof(KeyT) == 4) w[j] = e;
-      else if (j & 1) w[j >> 1] |= e << 16;
-      else w[j >> 1] = e;
-    }
-  }
-}
-
-/* 32-bit keys of one vector (4 elements): f32 by the formula of rtopk_f32_prefix_words with
- * the flip, and rtopk_key where the vector holds a NaN; other 32-bit kinds by rtopk_key. */
+/* 32-bit keys of one vector (4 elements): f32 by rtopk_f32_kl with the flip, and rtopk_key
+ * where the vector holds a NaN; other 32-bit kinds by rtopk_key. */
 template <int KIND>
 __device__ __forceinline__ void rtopk_argmax_keys32(const uint32_t (&w)[4], const rtopk_xf<uint32_t>& x,
                                                     uint32_t (&key)[4]) {
@@ -67,7 +45,7 @@ __device__ __forceinline__ void rtopk_argmax_keys32(const uint32_t (&w)[4], cons
     for (int j = 0; j < 4; ++j) {
       const float f = __uint_as_float(w[j]);
       nan |= f != f;
-      key[j] = w[j] ^ ((uint32_t)((int32_t)w[j] >> 31) | 0x80000000u) ^ x.flip;
+      key[j] = rtopk_f32_kl(w[j]) ^ x.flip;
     }
     if (__builtin_expect(nan, 0)) {
 #pragma unroll
@@ -94,19 +72,17 @@ __global__ void __launch_bounds__(RTOPK_THREAD_BLOCK) rtopk_argmax_kernel(const 
   const unsigned mask = ((1u << G) - 1u) << ((threadIdx.x % 32) & ~(unsigned)(G - 1));
   const int64_t rows_per_pass = (int64_t)gridDim.x * (B / G);
   for (int64_t r = (int64_t)blockIdx.x * (B / G) + threadIdx.x / G; r < P.batch; r += rows_per_pass) {
-    const topk_row_span span = topk_row(P.offsets, P.n, P.ld, r); /* common/rows.cuh */
-    const KeyT* src = (const KeyT*)P.in + span.start;
-    const int len = (int)span.len;
-    const bool vec_ok = ((uintptr_t)src % 16) == 0;
-    const int nvec = (len + CW - 1) / CW;
+    const rtopk_lane_row<KeyT> row = rtopk_lane_row_at<KeyT, CW>(P, r); /* chunks of one 16-byte vector */
+    const KeyT* src = row.src;
+    const int len = row.len, nvec = row.chunks;
     uint32_t best = 0;    /* 32-bit keys: the best key; 16-bit keys: the best word */
     unsigned bi = ~0u;    /* 32-bit keys: its index (~0u: none taken) */
 #pragma unroll 1
     for (int v0 = g; v0 < nvec; v0 += G * U) {
-      uint32_t w[U][4];
+      rtopk_chunk_bits<KeyT, CW> w[U];
 #pragma unroll
       for (int u = 0; u < U; ++u)
-        if (v0 + u * G < nvec) rtopk_argmax_fetch<KeyT>(src, len, vec_ok, v0 + u * G, w[u]);
+        if (v0 + u * G < nvec) rtopk_fetch_chunk<KeyT, CW>(row, v0 + u * G, w[u]);
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         const int v = v0 + u * G;
@@ -114,7 +90,7 @@ __global__ void __launch_bounds__(RTOPK_THREAD_BLOCK) rtopk_argmax_kernel(const 
         const int base = v * CW;
         if constexpr (sizeof(KeyT) == 4) {
           uint32_t key[4];
-          rtopk_argmax_keys32<KIND>(w[u], x, key);
+          rtopk_argmax_keys32<KIND>(w[u].w, x, key);
 #pragma unroll
           for (int j = 0; j < 4; ++j) {
             const bool take = key[j] > best && base + j < len;
@@ -122,12 +98,9 @@ __global__ void __launch_bounds__(RTOPK_THREAD_BLOCK) rtopk_argmax_kernel(const 
             bi = take ? (unsigned)(base + j) : bi;
           }
         } else {
-          rtopk_chunk_bits<uint16_t, 8> bits;
-#pragma unroll
-          for (int p = 0; p < 4; ++p) bits.w[p] = w[u][p];
           uint32_t c[8];
           const rtopk_f16x_words<8> words(x); /* rtopk_thread_rows.cuh */
-          words(bits, base, c);
+          words(w[u], base, c);
 #pragma unroll
           for (int j = 0; j < 8; ++j) best = max(best, base + j < len ? c[j] : 0u);
         }

@@ -323,6 +323,10 @@ __device__ __forceinline__ rtopk_each_word<KeyT, K, Word> rtopk_words_of(Word w)
  * word = (kl & M) ^ C_j, since C_j's low bits fill the bits that M clears and its high bits
  * apply the flip. NaN (kl = all ones for every NaN) is found for the chunk as a whole by one
  * FSETP an element and fixed on a branch that finite chunks skip. */
+/* f32 bits to their largest-first key, kl = b ^ (sign-fill | sign); right for every value but
+ * NaN, which callers find by a float compare and fix apart (shared with the argmax kernel). */
+__device__ __forceinline__ uint32_t rtopk_f32_kl(uint32_t b) { return b ^ ((uint32_t)((int32_t)b >> 31) | 0x80000000u); }
+
 template <int K>
 struct rtopk_f32_prefix_words {
   uint32_t M, FM, imax;
@@ -335,7 +339,7 @@ struct rtopk_f32_prefix_words {
 #pragma unroll
     for (int j = 0; j < K; ++j) {
       const uint32_t b = cur.w[j];
-      const uint32_t kl = b ^ ((uint32_t)((int32_t)b >> 31) | 0x80000000u);
+      const uint32_t kl = rtopk_f32_kl(b);
       const float f = __uint_as_float(b);
       nan |= f != f;
       c[j] = (kl & M) ^ (C0 - (uint32_t)j);

@@ -225,6 +225,51 @@ static double graph_us(const bench* b, char* why, size_t why_size) {
   return us;
 }
 
+/* count N(0,1) values of dt (seed 12345) into dev, through the host buffer host. */
+static void fill_normal(void* dev, void* host, topk_dtype dt, int64_t count) {
+  gen_opts g;
+  memset(&g, 0, sizeof g);
+  g.dist = GEN_NORMAL;
+  g.seed = 12345u;
+  if (gen_fill(host, dt, count, &g) != 0) {
+    fprintf(stderr, "latency: gen_fill failed\n");
+    exit(1);
+  }
+  CUDA_TRY(cudaMemcpy(dev, host, (size_t)count * topk_dtype_size(dt), cudaMemcpyHostToDevice));
+}
+
+/* A bench's outputs (for `rows` rows of up to `k` results), stream and events; bench_close frees them. */
+static void bench_open(bench* b, int64_t rows, int64_t k) {
+  memset(b, 0, sizeof *b);
+  CUDA_TRY(cudaMalloc(&b->values, (size_t)(rows * k) * sizeof(float))); /* f32 is the widest dtype here */
+  CUDA_TRY(cudaMalloc((void**)&b->indices, (size_t)(rows * k) * sizeof(int64_t)));
+  CUDA_TRY(cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking));
+  CUDA_TRY(cudaEventCreate(&b->e0));
+  CUDA_TRY(cudaEventCreate(&b->e1));
+}
+
+static void bench_close(bench* b) {
+  CUDA_TRY(cudaEventDestroy(b->e0));
+  CUDA_TRY(cudaEventDestroy(b->e1));
+  CUDA_TRY(cudaStreamDestroy(b->stream));
+  CUDA_TRY(cudaFree(b->values));
+  CUDA_TRY(cudaFree(b->indices));
+}
+
+/* What a call of b->p runs (a plan makes topk_select's choice; only a plan can say what it is),
+ * with its workspace allocated and one call's first row of indices checked. */
+static const char* setup_shape(bench* b, size_t ws_bytes) {
+  topk_plan* plan = NULL;
+  TOPK_TRY(topk_plan_create(&plan, &b->p));
+  const char* chosen = topk_algo_name(topk_plan_algo(plan));
+  topk_plan_destroy(plan);
+  b->ws = NULL;
+  b->ws_bytes = ws_bytes;
+  if (ws_bytes) CUDA_TRY(cudaMalloc(&b->ws, ws_bytes));
+  check_first_row(b, run_select, NULL, "topk_select");
+  return chosen;
+}
+
 /* events_us over rotating inputs: call i reads ins[i % nb]. */
 static double events_rot_us(bench* b, const void* const* ins, int nb) {
   for (int i = 0; i < WARM; ++i) {
@@ -283,14 +328,9 @@ static int moe_mode(topk_algo algo, int sorted, FILE* csv, const char* dev_name,
   CUDA_TRY(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
   const size_t slab_bytes = (size_t)3 * (size_t)(l2 > 0 ? l2 : 50 << 20) + (size_t)batch * 256 * 4;
   bench b;
-  memset(&b, 0, sizeof b);
+  bench_open(&b, batch, 8);
   void* slab = NULL;
   CUDA_TRY(cudaMalloc(&slab, slab_bytes));
-  CUDA_TRY(cudaMalloc(&b.values, (size_t)batch * 8 * sizeof(float)));
-  CUDA_TRY(cudaMalloc((void**)&b.indices, (size_t)batch * 8 * sizeof(int64_t)));
-  CUDA_TRY(cudaStreamCreateWithFlags(&b.stream, cudaStreamNonBlocking));
-  CUDA_TRY(cudaEventCreate(&b.e0));
-  CUDA_TRY(cudaEventCreate(&b.e1));
   void* host = malloc(slab_bytes);
   if (!host) {
     fprintf(stderr, "latency: out of host memory\n");
@@ -304,16 +344,7 @@ static int moe_mode(topk_algo algo, int sorted, FILE* csv, const char* dev_name,
   for (int di = 0; di < 2; ++di) {
     const topk_dtype dt = dtypes[di];
     const size_t es = topk_dtype_size(dt);
-    gen_opts g;
-    memset(&g, 0, sizeof g);
-    g.dist = GEN_NORMAL;
-    g.seed = 12345u;
-    const int64_t count = (int64_t)(slab_bytes / es);
-    if (gen_fill(host, dt, count, &g) != 0) {
-      fprintf(stderr, "latency: gen_fill failed\n");
-      return 1;
-    }
-    CUDA_TRY(cudaMemcpy(slab, host, (size_t)count * es, cudaMemcpyHostToDevice));
+    fill_normal(slab, host, dt, (int64_t)(slab_bytes / es));
     for (int ni = 0; ni < 3; ++ni)
       for (int ki = 0; ki < 4; ++ki) {
         memset(&b.p, 0, sizeof b.p);
@@ -336,14 +367,7 @@ static int moe_mode(topk_algo algo, int sorted, FILE* csv, const char* dev_name,
         const topk_status s = topk_workspace_size(&b.p, &ws_bytes);
         if (s == TOPK_ERR_UNSUPPORTED) continue;
         TOPK_TRY(s);
-        topk_plan* plan = NULL;
-        TOPK_TRY(topk_plan_create(&plan, &b.p));
-        const char* chosen = topk_algo_name(topk_plan_algo(plan));
-        topk_plan_destroy(plan);
-        b.ws = NULL;
-        b.ws_bytes = ws_bytes;
-        if (ws_bytes) CUDA_TRY(cudaMalloc(&b.ws, ws_bytes));
-        check_first_row(&b, run_select, NULL, "topk_select");
+        const char* chosen = setup_shape(&b, ws_bytes);
         const double ev = events_rot_us(&b, ins, nb);
         const double gr = graph_rot_us(&b, ins, nb);
         double single = 0, host_us = 0;
@@ -361,12 +385,8 @@ static int moe_mode(topk_algo algo, int sorted, FILE* csv, const char* dev_name,
         fflush(stdout);
       }
   }
-  CUDA_TRY(cudaEventDestroy(b.e0));
-  CUDA_TRY(cudaEventDestroy(b.e1));
-  CUDA_TRY(cudaStreamDestroy(b.stream));
+  bench_close(&b);
   CUDA_TRY(cudaFree(slab));
-  CUDA_TRY(cudaFree(b.values));
-  CUDA_TRY(cudaFree(b.indices));
   free(host);
   return 0;
 }
@@ -438,14 +458,9 @@ int main(int argc, char** argv) {
   }
 
   bench b;
-  memset(&b, 0, sizeof b);
+  bench_open(&b, max_batch, max_k);
   void* d_in = NULL;
   CUDA_TRY(cudaMalloc(&d_in, (size_t)(max_batch * max_n) * sizeof(float))); /* f32 is the widest dtype here */
-  CUDA_TRY(cudaMalloc(&b.values, (size_t)(max_batch * max_k) * sizeof(float)));
-  CUDA_TRY(cudaMalloc((void**)&b.indices, (size_t)(max_batch * max_k) * sizeof(int64_t)));
-  CUDA_TRY(cudaStreamCreateWithFlags(&b.stream, cudaStreamNonBlocking));
-  CUDA_TRY(cudaEventCreate(&b.e0));
-  CUDA_TRY(cudaEventCreate(&b.e1));
   b.in = d_in;
   void* host = malloc((size_t)(max_batch * max_n) * sizeof(float));
   if (!host) {
@@ -465,15 +480,7 @@ int main(int argc, char** argv) {
     const topk_dtype dt = dtypes[di];
     const size_t es = topk_dtype_size(dt);
     /* Every shape reads a prefix of one buffer: the generator is counter-based, so each prefix is N(0,1). */
-    gen_opts g;
-    memset(&g, 0, sizeof g);
-    g.dist = GEN_NORMAL;
-    g.seed = 12345u;
-    if (gen_fill(host, dt, max_batch * max_n, &g) != 0) {
-      fprintf(stderr, "latency: gen_fill failed\n");
-      return 1;
-    }
-    CUDA_TRY(cudaMemcpy(d_in, host, (size_t)(max_batch * max_n) * es, cudaMemcpyHostToDevice));
+    fill_normal(d_in, host, dt, max_batch * max_n);
 
     for (int bi = 0; bi < nb; ++bi)
       for (int ni = 0; ni < nn; ++ni)
@@ -502,17 +509,7 @@ int main(int argc, char** argv) {
             continue;
           }
           TOPK_TRY(s);
-          /* The plan makes the same choice topk_select makes; only a plan can say what it is. */
-          topk_plan* plan = NULL;
-          TOPK_TRY(topk_plan_create(&plan, &b.p));
-          const char* chosen = topk_algo_name(topk_plan_algo(plan));
-          topk_plan_destroy(plan);
-
-          b.ws = NULL;
-          b.ws_bytes = ws_bytes;
-          if (ws_bytes) CUDA_TRY(cudaMalloc(&b.ws, ws_bytes));
-
-          check_first_row(&b, run_select, NULL, "topk_select");
+          const char* chosen = setup_shape(&b, ws_bytes);
           const double ev = events_us(&b);
           double single = 0, host_us = 0;
           single_and_host_us(&b, &single, &host_us);
@@ -543,12 +540,8 @@ int main(int argc, char** argv) {
     perror(csv_path);
     return 74;
   }
-  CUDA_TRY(cudaEventDestroy(b.e0));
-  CUDA_TRY(cudaEventDestroy(b.e1));
-  CUDA_TRY(cudaStreamDestroy(b.stream));
+  bench_close(&b);
   CUDA_TRY(cudaFree(d_in));
-  CUDA_TRY(cudaFree(b.values));
-  CUDA_TRY(cudaFree(b.indices));
   free(host);
   return 0;
 }

@@ -110,8 +110,11 @@ const char* topk_cuda_build_info(void);
 /* ---- knobs (src/env.c) ---- */
 /* Every public entry first scans the environment once for TOPK_* variables. */
 void        topk_env_scan(void);
-/* topk_env(name) for a TOPK_* knob: NULL at once where the last scan of this thread found none. */
+/* getenv(name) for a TOPK_* knob: NULL at once where the last scan of this thread found none. */
 const char* topk_env(const char* name);
+/* The host-side caches of runtime answers (the device pointers a thread has seen, kernels'
+ * shared-memory limits): on, but off where TOPK_HOST_CACHE=0 (for measurement). */
+int         topk_host_cache_on(void);
 
 /* ---- the built algorithms ---- */
 extern const topk_algo_ops topk_algo_cpu_reference; /* src/cpu/reference.c (TOPK_ALGO_SORT on CPU) */

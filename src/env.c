@@ -38,3 +38,8 @@ void topk_env_scan(void) {
 }
 
 const char* topk_env(const char* name) { return env_state_ == 1 ? NULL : getenv(name); }
+
+int topk_host_cache_on(void) {
+  const char* e = topk_env("TOPK_HOST_CACHE");
+  return !(e && strcmp(e, "0") == 0);
+}

@@ -657,6 +657,22 @@ TEST(sort_host_pointers_rejected) {
   ASSERT_STATUS(topk_select(&p, d_in, h_val, d_idx, NULL, 0, NULL), TOPK_ERR_BACKEND);
   p.algo = TOPK_ALGO_AUTO;
   ASSERT_STATUS(topk_select(&p, h_in, d_val, d_idx, NULL, 0, NULL), TOPK_ERR_BACKEND);
+  /* After a call that succeeds with these device buffers (the library remembers them as device
+   * memory), host pointers beside them are still refused at every call. */
+  void* d_scratch = NULL;
+  ASSERT_STATUS(topk_device_malloc(&d_scratch, sizeof h_in), TOPK_SUCCESS);
+  ASSERT_STATUS(topk_memcpy_to_device(d_scratch, h_in, sizeof h_in), TOPK_SUCCESS);
+  void *d_val2 = NULL, *d_idx2 = NULL;
+  ASSERT_STATUS(topk_device_malloc(&d_val2, sizeof h_val), TOPK_SUCCESS);
+  ASSERT_STATUS(topk_device_malloc(&d_idx2, 4 * 8), TOPK_SUCCESS);
+  ASSERT_STATUS(topk_select(&p, d_scratch, d_val2, d_idx2, NULL, 0, NULL), TOPK_SUCCESS);
+  ASSERT_STATUS(topk_device_synchronize(), TOPK_SUCCESS);
+  ASSERT_STATUS(topk_select(&p, d_scratch, h_val, d_idx, NULL, 0, NULL), TOPK_ERR_BACKEND);
+  ASSERT_STATUS(topk_select(&p, h_in, d_val2, d_idx2, NULL, 0, NULL), TOPK_ERR_BACKEND);
+  ASSERT_STATUS(topk_select(&p, d_in, d_val, h_val, NULL, 0, NULL), TOPK_ERR_BACKEND);
+  topk_device_free(d_scratch);
+  topk_device_free(d_val2);
+  topk_device_free(d_idx2);
   unsigned char back[4 * 8];
   ASSERT_STATUS(topk_memcpy_to_host(back, d_val, sizeof h_val), TOPK_SUCCESS);
   ASSERT_TRUE(check_is_poisoned(back, sizeof h_val));

@@ -113,19 +113,41 @@ extern "C" topk_status topk_cuda_set_device(int ordinal, int* previous) {
   return TOPK_SUCCESS;
 }
 
+/*
+ * The last pointers this thread found to be device or managed memory, with their answer: a
+ * caller passes the same buffers call after call, a select asks about 3-4 pointers, and
+ * cudaPointerGetAttributes costs 0.17-0.28 us on the H100 host (session 36). Host pointers
+ * are never remembered, so they are refused at every call. A remembered address stays what it
+ * was while its allocation lives; passing it after freeing it is the caller's use-after-free,
+ * which this check then no longer reports (a fresh query may call it unregistered memory).
+ * TOPK_HOST_CACHE=0 asks the runtime every time (for measurement).
+ */
+enum { PTR_CACHE = 32 };
+static thread_local const void* ptr_known_[PTR_CACHE];
+static thread_local signed char ptr_kind_[PTR_CACHE];
+static thread_local unsigned ptr_next_;
+
 extern "C" int topk_cuda_is_device_pointer(const void* ptr) {
   if (!ptr || topk_cuda_device_count_() == 0) return 0;
+  const int cache = topk_host_cache_on();
+  if (cache)
+    for (int i = 0; i < PTR_CACHE; ++i)
+      if (ptr_known_[i] == ptr) return ptr_kind_[i];
   cudaPointerAttributes attr;
   memset(&attr, 0, sizeof attr);
   if (cudaPointerGetAttributes(&attr, ptr) != cudaSuccess) {
     (void)cudaGetLastError(); /* leave no stale error for the next launch check */
     return -1;
   }
-  switch (attr.type) {
-    case cudaMemoryTypeDevice: return 1;
-    case cudaMemoryTypeManaged: return 2;
-    default: return 0; /* unregistered or registered (pinned) host memory */
+  const int kind = attr.type == cudaMemoryTypeDevice    ? 1
+                   : attr.type == cudaMemoryTypeManaged ? 2
+                                                        : 0; /* unregistered or registered (pinned) host memory */
+  if (kind > 0 && cache) {
+    const unsigned slot = ptr_next_++ % PTR_CACHE;
+    ptr_known_[slot] = ptr;
+    ptr_kind_[slot] = (signed char)kind;
   }
+  return kind;
 }
 
 extern "C" topk_status topk_cuda_alloc_async(void** ptr, size_t bytes, topk_stream stream) {

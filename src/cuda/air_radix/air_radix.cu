@@ -1019,6 +1019,13 @@ static void cluster_config(cudaLaunchConfig_t* cfg, cudaLaunchAttribute* attr, i
   cfg->numAttrs = 1;
 }
 
+/* air_cluster_kernel<DT>'s shared-memory limit, set once per device (common/occupancy.h) */
+template <topk_dtype DT>
+static cudaError_t cluster_smem_limit(int ordinal) {
+  static int once[TOPK_OCC_DEVICES];
+  return topk_smem_limit_once(once, ordinal, (const void*)air_cluster_kernel<DT>);
+}
+
 /*
  * How many clusters of AIR_CLUSTER_MAX_BLOCKS blocks, smem bytes each, can be resident
  * at once: 0 where that size cannot launch. Asked once per device (the answer and the
@@ -1033,8 +1040,7 @@ static int max_clusters_of_16(int ordinal, size_t smem, cudaStream_t stream) {
     cudaLaunchConfig_t cfg;
     cudaLaunchAttribute attr;
     cluster_config(&cfg, &attr, AIR_CLUSTER_MAX_BLOCKS, AIR_CLUSTER_MAX_BLOCKS, smem, stream);
-    if (cudaFuncSetAttribute(air_cluster_kernel<DT>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) !=
-            cudaSuccess ||
+    if (cluster_smem_limit<DT>(ordinal) != cudaSuccess ||
         cudaOccupancyMaxActiveClusters(&n, air_cluster_kernel<DT>, &cfg) != cudaSuccess)
       n = 0;
   }
@@ -1075,7 +1081,7 @@ static topk_status launch_cluster(const air_layout* L, air_params P, int64_t bat
   }
   size_t smem = (size_t)air_cluster_smem_bytes(slice, L->es);
   if (batch * cs <= sms && smem < spread) smem = spread;
-  TOPK_CUDA_TRY(cudaFuncSetAttribute(air_cluster_kernel<DT>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+  TOPK_CUDA_TRY(cluster_smem_limit<DT>(dev ? dev->ordinal : 0));
   int ndel;
   const int dgrp = cluster_dgroup(cs, P.k, L->es, &ndel), stamps = env_cluster_stamps();
   for (int64_t row0 = 0; row0 < batch; row0 += 65535) {
@@ -1138,8 +1144,10 @@ static topk_status launch_rows(const air_layout* L, air_params P, int64_t batch,
     const size_t third = (size_t)(dev->smem_per_block_optin + 1024) / 3 + 1024;
     if (smem < third) smem = third;
   }
-  if (topk_smem_needs_optin(smem))
-    TOPK_CUDA_TRY(cudaFuncSetAttribute(air_rows_kernel<DT>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+  if (topk_smem_needs_optin(smem)) { /* the limit set once per device (common/occupancy.h) */
+    static int once[TOPK_OCC_DEVICES];
+    TOPK_CUDA_TRY(topk_smem_limit_once(once, dev ? dev->ordinal : 0, (const void*)air_rows_kernel<DT>));
+  }
   for (int64_t row0 = 0; row0 < batch; row0 += INT_MAX) {
     const int64_t rows = batch - row0 < INT_MAX ? batch - row0 : INT_MAX;
     P.row0 = row0;

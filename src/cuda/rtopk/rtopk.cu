@@ -70,6 +70,7 @@ typedef struct rtopk_plan {
   unsigned warp_smem;  /* per row slot, row + sort slices */
   int      sort_cap;
   int      wide_cap;   /* rtopk_params::wide_cap (without the iteration record) */
+  int      ordinal;    /* the device (rtopk_launch sets it): the launch's per-device caches */
   size_t   block_smem;
 } rtopk_plan;
 
@@ -169,14 +170,17 @@ static topk_status launch_bucket(const rtopk_plan* L, const rtopk_params& P, cud
    * two rows a warp where row_lanes can ask for it, and one for the wider threshold of sorted
    * register rows (wide_cap) */
   void (*kernel)(rtopk_params) = rtopk_kernel<KeyT, R, (R > RTOPK_REG_MAX), KIND, 32>;
+  int variant = 0; /* which of the bucket's kernels: its shared-memory limit is set once (below) */
   if constexpr (R <= RTOPK_HALF_BUILT && sizeof(KeyT) <= 4) {
-    if (L->lanes == 16) kernel = rtopk_kernel<KeyT, R, false, KIND, 16>;
+    if (L->lanes == 16) kernel = rtopk_kernel<KeyT, R, false, KIND, 16>, variant = 1;
   }
   if constexpr (R <= RTOPK_REG_MAX && R >= 128 && sizeof(KeyT) <= 4) {
-    if (P.wide_cap > 0) kernel = rtopk_kernel<KeyT, R, false, KIND, 32, true>; /* wide_cap: lanes == 32 */
+    if (P.wide_cap > 0) kernel = rtopk_kernel<KeyT, R, false, KIND, 32, true>, variant = 2; /* wide_cap: lanes == 32 */
   }
-  if (L->block_smem > RTOPK_SMEM_DEFAULT)
-    TOPK_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L->block_smem));
+  if (L->block_smem > RTOPK_SMEM_DEFAULT) {
+    static int once[3][TOPK_OCC_DEVICES]; /* common/occupancy.h */
+    TOPK_CUDA_TRY(topk_smem_limit_once(once[variant], L->ordinal, (const void*)kernel));
+  }
   const int64_t rows_per_block = (int64_t)L->warps * L->rows_per_warp;
   int64_t blocks = (P.batch + rows_per_block - 1) / rows_per_block;
   if (blocks > INT_MAX) blocks = INT_MAX; /* the kernel strides over the rest */
@@ -423,6 +427,7 @@ static topk_status rtopk_launch(const topk_problem* p, const void* in, void* val
   TOPK_RETURN_IF(!make_plan(p, sm_count, &L), TOPK_ERR_UNSUPPORTED, "rtopk: n=%lld exceeds %d or unknown dtype %d",
                  (long long)p->n, (int)RTOPK_MAX_N, (int)p->dtype);
   if (p->batch == 0 || p->k == 0) return TOPK_SUCCESS;
+  L.ordinal = ordinal;
   rtopk_params P;
   memset(&P, 0, sizeof P);
   P.in = in;

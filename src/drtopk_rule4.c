@@ -28,6 +28,8 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "algo.h" /* topk_env */
+
 static const int RULE4_C = 4;            /* fitted (bench/fit_rule4.py); the paper had 3 */
 static const int RULE4_MIN_SUB_LOG = 12; /* fitted (bench/fit_rule4.py) */
 static const int RULE4_FULL_GAP = 2;     /* fitted (bench/fit_rule4.py) */

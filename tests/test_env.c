@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "algo.h"
+#include "drtopk_rule4.h"
 #include "harness.h"
 #include "topk.h"
 
@@ -81,5 +82,23 @@ TEST(public_entries_scan) {
   return TEST_OK;
 }
 
-#define LIST(X) X(no_knob_reads_null) X(a_knob_is_read_after_a_scan) X(public_entries_scan)
+/* A knob read from plain C (drtopk_rule4.c once called topk_env undeclared: its pointer was cut
+ * to an int, so a set variable crashed the read). */
+TEST(rule4_knob_from_c) {
+  clear_topk_vars();
+  topk_env_scan();
+  const int64_t n = (int64_t)1 << 24, k = 1024;
+  const int dflt = topk_drtopk_rule4_alpha(n, k);
+  setenv("TOPK_DRTOPK_RULE4_C", "4", 1); /* the fitted C: the same alpha */
+  topk_env_scan();
+  ASSERT_EQ_I64(topk_drtopk_rule4_alpha(n, k), dflt);
+  setenv("TOPK_DRTOPK_RULE4_C", "-20", 1);
+  topk_env_scan();
+  const int a = topk_drtopk_rule4_alpha(n, k);
+  ASSERT_TRUE(a >= TOPK_DRTOPK_ALPHA_MIN && a <= TOPK_DRTOPK_ALPHA_MAX);
+  unsetenv("TOPK_DRTOPK_RULE4_C");
+  return TEST_OK;
+}
+
+#define LIST(X) X(no_knob_reads_null) X(a_knob_is_read_after_a_scan) X(public_entries_scan) X(rule4_knob_from_c)
 TEST_MAIN(LIST)

@@ -317,16 +317,16 @@ __device__ __forceinline__ rtopk_each_word<KeyT, K, Word> rtopk_words_of(Word w)
   return rtopk_each_word<KeyT, K, Word>{w};
 }
 
+/* f32 bits to their largest-first key, kl = b ^ (sign-fill | sign); right for every value but
+ * NaN, which callers find by a float compare and fix apart (shared with the argmax kernel). */
+__device__ __forceinline__ uint32_t rtopk_f32_kl(uint32_t b) { return b ^ ((uint32_t)((int32_t)b >> 31) | 0x80000000u); }
+
 /* F32 prefix words, the same words as rtopk_prefix_word(rtopk_key(b), idx, ib) in ~5
  * instructions an element instead of 8 (SASS, session 24). With kl the largest-first key
  * (b ^ (sign-fill | sign)), M = ~imax and C_j = (flip & M) | (imax - base - j):
  * word = (kl & M) ^ C_j, since C_j's low bits fill the bits that M clears and its high bits
  * apply the flip. NaN (kl = all ones for every NaN) is found for the chunk as a whole by one
  * FSETP an element and fixed on a branch that finite chunks skip. */
-/* f32 bits to their largest-first key, kl = b ^ (sign-fill | sign); right for every value but
- * NaN, which callers find by a float compare and fix apart (shared with the argmax kernel). */
-__device__ __forceinline__ uint32_t rtopk_f32_kl(uint32_t b) { return b ^ ((uint32_t)((int32_t)b >> 31) | 0x80000000u); }
-
 template <int K>
 struct rtopk_f32_prefix_words {
   uint32_t M, FM, imax;

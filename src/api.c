@@ -54,9 +54,9 @@ topk_status topk_fail(topk_status status, const char* fmt, ...) {
   return status;
 }
 
-/* Every entry that may run or plan an algorithm: no detail left from the last call, and the
+/* First thing in every public entry that may plan or run: no detail left from the last call, and the
  * knobs scanned (src/env.c). */
-static void clear_detail(void) {
+static void begin_call(void) {
   detail_[0] = '\0';
   topk_env_scan();
 }
@@ -100,7 +100,7 @@ int topk_cuda_available(void) { return topk_cuda_built() && topk_cuda_device_cou
 int topk_device_count(void) { return topk_cuda_built() ? topk_cuda_device_count_() : 0; }
 
 topk_status topk_device_get_props(int ordinal, topk_device_props* props) {
-  clear_detail();
+  begin_call();
   TOPK_RETURN_IF(!props, TOPK_ERR_NULL_POINTER, "props is NULL");
   TOPK_RETURN_IF(ordinal < 0 || ordinal >= topk_device_count(), TOPK_ERR_NO_DEVICE,
                  "no CUDA device %d (%d present)", ordinal, topk_device_count());
@@ -108,7 +108,7 @@ topk_status topk_device_get_props(int ordinal, topk_device_props* props) {
 }
 
 topk_status topk_measure_read_bandwidth(double* bytes_per_second) {
-  clear_detail();
+  begin_call();
   TOPK_RETURN_IF(!bytes_per_second, TOPK_ERR_NULL_POINTER, "bytes_per_second is NULL");
   TOPK_RETURN_IF(!topk_cuda_available(), TOPK_ERR_NO_DEVICE, "no CUDA device");
   return topk_cuda_read_bandwidth(bytes_per_second);
@@ -355,7 +355,7 @@ static topk_status plan_run(const struct topk_plan_s* plan, const void* in, cons
 /* ---------------------------------------------------------------- public */
 
 topk_status topk_workspace_size(const topk_problem* p_in, size_t* workspace_bytes) {
-  clear_detail();
+  begin_call();
   TOPK_RETURN_IF(!workspace_bytes, TOPK_ERR_NULL_POINTER, "workspace_bytes is NULL");
   topk_problem p;
   TOPK_FORWARD_IF_ERROR(validate_problem(p_in, &p));
@@ -369,7 +369,7 @@ topk_status topk_workspace_size(const topk_problem* p_in, size_t* workspace_byte
 
 topk_status topk_select(const topk_problem* p_in, const void* in, void* out_values, void* out_indices,
                         void* workspace, size_t workspace_bytes, topk_stream stream) {
-  clear_detail();
+  begin_call();
   topk_problem p;
   TOPK_FORWARD_IF_ERROR(validate_problem(p_in, &p));
   if (is_empty(&p)) return TOPK_SUCCESS;
@@ -379,7 +379,7 @@ topk_status topk_select(const topk_problem* p_in, const void* in, void* out_valu
 }
 
 topk_status topk_plan_create(topk_plan** plan, const topk_problem* p_in) {
-  clear_detail();
+  begin_call();
   TOPK_RETURN_IF(!plan, TOPK_ERR_NULL_POINTER, "plan is NULL");
   *plan = NULL;
   topk_problem p;
@@ -401,7 +401,7 @@ topk_status topk_plan_create(topk_plan** plan, const topk_problem* p_in) {
 }
 
 topk_status topk_plan_workspace_size(const topk_plan* plan, size_t* workspace_bytes) {
-  clear_detail();
+  begin_call();
   TOPK_RETURN_IF(!plan || !workspace_bytes, TOPK_ERR_NULL_POINTER, "plan or workspace_bytes is NULL");
   *workspace_bytes = plan->cuda ? plan->cuda_workspace : 0;
   return TOPK_SUCCESS;
@@ -418,7 +418,7 @@ topk_algo topk_plan_algo(const topk_plan* plan) {
 
 topk_status topk_plan_run(const topk_plan* plan, const void* in, const int64_t* row_offsets, void* out_values,
                           void* out_indices, void* workspace, size_t workspace_bytes, topk_stream stream) {
-  clear_detail();
+  begin_call();
   TOPK_RETURN_IF(!plan, TOPK_ERR_NULL_POINTER, "plan is NULL");
   return plan_run(plan, in, row_offsets, out_values, out_indices, workspace, workspace_bytes, stream);
 }

@@ -240,6 +240,11 @@ TEST(sanitizer_small) {
       .env = {{"TOPK_RTOPK_PATH", "thread"}}); /* a queue of 32 */
   RUN(.dtype = TOPK_BF16, .batch = 40, .n = 126, .k = 2, .flags = TOPK_SORTED, .gen = {.dist = GEN_CD},
       .env = {{"TOPK_RTOPK_PATH", "thread"}});
+  /* the argmax kernel over whole aligned rows (FULL), a lane's NaN redo, k = 2 for 16-bit keys */
+  RUN(.dtype = TOPK_BF16, .batch = 65, .n = 64, .k = 2, .gen = {.dist = GEN_NORMAL, .nan_fraction = 0.05},
+      .env = {{"TOPK_RTOPK_PATH", "thread"}});
+  RUN(.dtype = TOPK_F32, .batch = 65, .n = 128, .k = 1, .flags = TOPK_SMALLEST,
+      .gen = {.dist = GEN_NORMAL, .nan_fraction = 0.05}, .env = {{"TOPK_RTOPK_PATH", "thread"}});
   return TEST_OK;
 }
 
@@ -463,7 +468,7 @@ TEST(thread_path) {
     RUN(.dtype = dts[d], .batch = 5000, .n = 128, .k = 8, .index_type = TOPK_INDEX_I32, .gen = {.dist = GEN_CD});
     RUN(.dtype = dts[d], .batch = 500, .n = 200, .k = 7, .index_type = TOPK_INDEX_NONE, .gen = {.dist = GEN_UNIFORM});
   }
-  /* k = 1: the argmax kernel (rtopk_thread_argmax.cuh) at every group size: rows whose starts
+  /* k = 1 (and 2 for 16-bit keys): the argmax kernel (rtopk_thread_argmax.cuh) at every group size: rows whose starts
    * are not 16-byte aligned (ld = 103), rows shorter than a vector, empty rows (offsets), every
    * distribution (NaN, inf, all equal, all NaN), both directions; and the queue kernel it replaces
    * (TOPK_RTOPK_ARGMAX=0) on the same rows */
@@ -472,20 +477,48 @@ TEST(thread_path) {
     for (int g = 0; g < gpu_case_dist_count; ++g)
       for (int gi = 0; gi < COUNT(agroups); ++gi) {
         const unsigned flags = (g + gi) & 1 ? TOPK_SMALLEST : 0u;
-        RUN(.dtype = dts[d], .batch = 70, .n = 100, .ld = 103, .k = 1, .flags = flags, .gen = gpu_case_dists[g],
+        const int64_t k = topk_dtype_size(dts[d]) == 2 && (g & 1) ? 2 : 1; /* k = 2: 16-bit keys */
+        RUN(.dtype = dts[d], .batch = 70, .n = 100, .ld = 103, .k = k, .flags = flags, .gen = gpu_case_dists[g],
             .env = {{"TOPK_RTOPK_PATH", "thread"}, {"TOPK_RTOPK_GROUP", agroups[gi]}});
-        RUN(.dtype = dts[d], .batch = 50, .n = 7, .k = 1, .flags = flags ^ TOPK_SMALLEST, .gen = gpu_case_dists[g],
+        RUN(.dtype = dts[d], .batch = 50, .n = 7, .k = k, .flags = flags ^ TOPK_SMALLEST, .gen = gpu_case_dists[g],
             .env = {{"TOPK_RTOPK_PATH", "thread"}, {"TOPK_RTOPK_GROUP", agroups[gi]}});
       }
     for (int gi = 0; gi < COUNT(agroups); ++gi) {
       RUN(.dtype = dts[d], .batch = COUNT(off) - 1, .n = 256, .k = 1, .flags = gi & 1 ? TOPK_SMALLEST : 0u,
           .gen = {.dist = GEN_ZIPF}, .offsets = off,
           .env = {{"TOPK_RTOPK_PATH", "thread"}, {"TOPK_RTOPK_GROUP", agroups[gi]}});
+      if (topk_dtype_size(dts[d]) == 2) /* k = 2 over empty and one-element rows */
+        RUN(.dtype = dts[d], .batch = COUNT(off) - 1, .n = 256, .k = 2, .flags = gi & 1 ? TOPK_SORTED : 0u,
+            .gen = {.dist = GEN_NORMAL, .nan_fraction = 0.2}, .offsets = off,
+            .env = {{"TOPK_RTOPK_PATH", "thread"}, {"TOPK_RTOPK_GROUP", agroups[gi]}});
       RUN(.dtype = dts[d], .batch = 300, .n = 1000, .k = 1, .flags = gi & 1 ? TOPK_SORTED : 0u,
           .gen = {.dist = GEN_RADIX_ADVERSARIAL, .equal_bits = 20},
           .env = {{"TOPK_RTOPK_PATH", "thread"}, {"TOPK_RTOPK_GROUP", agroups[gi]}, {"TOPK_RTOPK_ARGMAX", "0"}});
     }
   }
+  /* The argmax kernel's variants: a lane's part of 1, 2, 4 and 8 vectors (U = 1, 2, 4, and 4 in
+   * two rounds) over whole aligned rows (FULL) and the same rows without it, at every group size,
+   * every distribution (NaN of either sign: the fast pass's NaN test; +-0: zero_fraction), both
+   * directions, k = 2 for 16-bit keys, and blocks of 96 and 1024 threads besides the default. */
+  static const topk_dtype adts[] = {TOPK_F32, TOPK_F16, TOPK_BF16, TOPK_I32};
+  static const char* ablocks[] = {NULL, "96", "1024"};
+  for (int d = 0; d < COUNT(adts); ++d)
+    for (int gi = 0; gi < 4; ++gi)
+      for (int u = 1; u <= 8; u *= 2) {
+        const int64_t n = (int64_t)(16 / (int)topk_dtype_size(adts[d])) * (1 << gi) * u;
+        for (int g = 0; g < gpu_case_dist_count; ++g) {
+          gen_opts gen = gpu_case_dists[g];
+          if (g % 3 == 1) gen.zero_fraction = 0.3;
+          /* k = 2 on this kernel for 16-bit keys (sorted or not: its two slots come out in order) */
+          const int64_t k = topk_dtype_size(adts[d]) == 2 ? 1 + (g & 1) : 1;
+          RUN(.dtype = adts[d], .batch = 67, .n = n, .k = k, .gen = gen,
+              .flags = ((g + u) & 2 ? TOPK_SMALLEST : 0u) | ((g + u) & 4 ? TOPK_SORTED : 0u),
+              .env = {{"TOPK_RTOPK_PATH", "thread"},
+                      {"TOPK_RTOPK_GROUP", agroups[gi]},
+                      {"TOPK_RTOPK_FULL", g & 2 ? "0" : "1"},
+                      {"TOPK_RTOPK_ARGMAX_BLOCK", ablocks[g % 3]}});
+        }
+      }
   /* More rows than one wave of blocks holds (the grid strides, and each lane fetches its next
    * row's first chunk during its last one): uniform rows at every group size, and variable
    * rows (mostly empty, 21 of them 1..23 long) where a lane's next row differs in length. */

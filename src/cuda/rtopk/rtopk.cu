@@ -203,9 +203,18 @@ static topk_status launch_width(const rtopk_plan* L, const rtopk_params& P, cuda
   }
 }
 
-/* k = 1 on the thread path: rtopk_argmax_kernel (rtopk_thread_argmax.cuh), one group of G lanes a
- * row, a block for every RTOPK_THREAD_BLOCK / G rows. TOPK_RTOPK_ARGMAX=0 (or a queue forced by
- * TOPK_RTOPK_QUEUE) takes the queue kernel instead (for measurement).
+/* k = 1 (k = 2 for 16-bit keys) on the thread path: rtopk_argmax_kernel (rtopk_thread_argmax.cuh),
+ * one group of G lanes a row, a block for every RTOPK_ARGMAX_BLOCK / G rows. TOPK_RTOPK_ARGMAX=0 (or
+ * a queue forced by TOPK_RTOPK_QUEUE) takes the queue kernel instead (for measurement).
+ * k = 2 with 16-bit keys: graph replay, 65536 rows, normal, same call (session 37, call 3):
+ * bf16 x 64 / 128 / 256 5.83 / 9.40 / 17.26 us against the queue kernel's 6.60 / 10.12 / 18.67.
+ * 32-bit keys keep the queue kernel at k = 2 (f32 x 64 at 64 % of the roofline already; a pair
+ * of (key, index) slots costs more compares than a second composite word).
+ * The argmax path keeps 4 lanes where the queue kernels' rule halves 16-bit rows of 65..256 to 2,
+ * and takes 8 over rows of >= RTOPK_ARGMAX_G8_N at k = 2 as at k = 1: every G forced, blocks of
+ * 128, two runs (session 37, call 4, h100_latency_moe_groups_s37c4.tar): bf16 65536 x 128, k = 1
+ * / 2, G = 4 8.08 / 8.68 us against G = 2's 8.71 / 9.42; x 256, k = 2, G = 8 15.1 against G = 2's
+ * 18.0 (G = 4 15.4); the rule's G was the best or within 1 % elsewhere at k <= 2.
  * Lanes (thread_group): its G for the queue kernel, but 8 over rows of >= RTOPK_ARGMAX_G8_N (where
  * TOPK_RTOPK_GROUP does not force one). Every G forced, one run each (16384 / 65536 / 262144 rows
  * x 32..512, k = 1, normal, session 35, h100_rtopk_argmax_g{1,2,4,8}_s35.csv): G = 8 took
@@ -217,8 +226,8 @@ static topk_status launch_width(const rtopk_plan* L, const rtopk_params& P, cuda
  * 8.2-9.5 us at every G there: `topk bench` was bound by the host's enqueue, session 36; under
  * graph replay G = 4, the rule's, is the best, bench/results/h100_latency_moe_g*_s36.csv.) */
 enum { RTOPK_ARGMAX_G8_N = 256 };
-static bool argmax_path(int64_t k) {
-  if (k != 1 || topk_env("TOPK_RTOPK_QUEUE")) return false;
+static bool argmax_path(int64_t k, int es) {
+  if (!(k == 1 || (k == 2 && es == 2)) || topk_env("TOPK_RTOPK_QUEUE")) return false;
   const char* e = topk_env("TOPK_RTOPK_ARGMAX");
   return !(e && strcmp(e, "0") == 0);
 }
@@ -296,13 +305,15 @@ static int thread_group(const topk_problem* p, int es, const int* iters, int sm_
   int g = 1;
   if (es == 4 && p->n >= 32) g = 4;
   while (g < 4 && p->n >= 8 * g && (p->n / g > 64 || p->batch * g < RTOPK_THREAD_FILL * sms)) g *= 2;
-  if (es == 2 && g > 2 && p->n > 64 && p->n <= 256 && p->batch >= RTOPK_THREAD_HALF_G_ROWS_PER_SM * sms) g = 2;
+  if (es == 2 && g > 2 && p->n > 64 && p->n <= 256 && p->batch >= RTOPK_THREAD_HALF_G_ROWS_PER_SM * sms &&
+      !argmax_path(p->k, es))
+    g = 2;
   const int g_fill = g; /* the lanes that decide thread path against search below */
   if (p->k <= 2 && p->n > 32) {
     const bool few = p->batch * 4 < RTOPK_THREAD_G8_LANES * sms;
     if (es == 4 ? (p->n > 64 && p->n <= 128) || (p->n <= 64 && few) : (p->n <= 256 && few)) g = 8;
   }
-  if (argmax_path(p->k) && p->n >= RTOPK_ARGMAX_G8_N) g = 8;
+  if (argmax_path(p->k, es) && p->n >= RTOPK_ARGMAX_G8_N) g = 8;
   const char* eg = topk_env("TOPK_RTOPK_GROUP");
   if (eg && (!strcmp(eg, "1") || !strcmp(eg, "2") || !strcmp(eg, "4") || !strcmp(eg, "8"))) g = atoi(eg);
   const char* e = topk_env("TOPK_RTOPK_PATH");
@@ -346,27 +357,73 @@ static bool thread_full(const rtopk_params& P, int g, int K, int es) {
   return !(e && strcmp(e, "0") == 0);
 }
 
+/* The argmax kernel's U (16-byte vectors a lane loads at once: its part of a row rounded up to
+ * 1, 2 or 4; fewer registers for short parts) and FULL (uniform rows of whole rounds of G x U
+ * aligned vectors: no test of the row's end). Rows by offsets take U = 4 and the tests. */
+static int argmax_vecs(const rtopk_params& P, int g, int es) {
+  if (P.offsets) return RTOPK_ARGMAX_VECS;
+  const int64_t per_lane = ((P.n * es + 15) / 16 + g - 1) / g;
+  return per_lane <= 1 ? 1 : per_lane <= 2 ? 2 : RTOPK_ARGMAX_VECS;
+}
+static bool argmax_full(const rtopk_params& P, int g, int u, int es) {
+  const int64_t round = (int64_t)g * u * (16 / es);
+  if (P.offsets || P.n < round || P.n % round != 0 || P.n > RTOPK_THREAD_MAX_N) return false;
+  if ((uintptr_t)P.in % 16 != 0 || (P.ld * es) % 16 != 0) return false;
+  const char* e = topk_env("TOPK_RTOPK_FULL");
+  return !(e && strcmp(e, "0") == 0);
+}
+template <typename KeyT, int K, int G, int KIND, int U>
+static void (*argmax_kernel_full(bool full))(rtopk_params) {
+  return full ? rtopk_argmax_kernel<KeyT, K, G, KIND, U, true> : rtopk_argmax_kernel<KeyT, K, G, KIND, U, false>;
+}
+template <typename KeyT, int K, int G, int KIND>
+static void (*argmax_kernel_u(int u, bool full))(rtopk_params) {
+  return u == 1   ? argmax_kernel_full<KeyT, K, G, KIND, 1>(full)
+         : u == 2 ? argmax_kernel_full<KeyT, K, G, KIND, 2>(full)
+                  : argmax_kernel_full<KeyT, K, G, KIND, RTOPK_ARGMAX_VECS>(full);
+}
+template <typename KeyT, int G, int KIND>
+static void (*argmax_kernel_of(int64_t k, int u, bool full))(rtopk_params) {
+  if constexpr (sizeof(KeyT) == 2)
+    if (k == 2) return argmax_kernel_u<KeyT, 2, G, KIND>(u, full);
+  return argmax_kernel_u<KeyT, 1, G, KIND>(u, full);
+}
+
+/* Blocks of RTOPK_ARGMAX_BLOCK threads (TOPK_RTOPK_ARGMAX_BLOCK=32..1024, a multiple of 32, for
+ * measurement), a block for every blockDim / G rows. 128 against 512, graph replay, moe shapes at
+ * k = 1 and 2 (session 37, call 3, alternated twice): 128 faster by 1-4 % on 7 of the 12 argmax
+ * cases (bf16 x 64, k = 1 5.21 against 5.33 us; f32 x 64, k = 1 7.98 against 8.30), 512 by 4 % on
+ * bf16 x 256, k = 2 (17.3 against 18.0, then at G = 2; the G rule above now gives it 8), the rest
+ * within 1 %. 1024 and 256 were slower than 128 in a single run (call 2). */
+template <typename KeyT, int KIND>
+static topk_status launch_argmax(const rtopk_params& P, int g, cudaStream_t stream) {
+  const int es = (int)sizeof(KeyT), u = argmax_vecs(P, g, es);
+  const bool full = argmax_full(P, g, u, es);
+  void (*kernel)(rtopk_params) = g == 1   ? argmax_kernel_of<KeyT, 1, KIND>(P.k, u, full)
+                                 : g == 2 ? argmax_kernel_of<KeyT, 2, KIND>(P.k, u, full)
+                                 : g == 4 ? argmax_kernel_of<KeyT, 4, KIND>(P.k, u, full)
+                                          : argmax_kernel_of<KeyT, 8, KIND>(P.k, u, full);
+  int threads = RTOPK_ARGMAX_BLOCK;
+  const char* e = topk_env("TOPK_RTOPK_ARGMAX_BLOCK");
+  if (e) {
+    const int t = atoi(e);
+    if (t >= 32 && t <= RTOPK_ARGMAX_MAX_BLOCK && t % 32 == 0) threads = t;
+  }
+  const int64_t rows_per_block = threads / g;
+  int64_t blocks = (P.batch + rows_per_block - 1) / rows_per_block;
+  if (blocks > INT_MAX) blocks = INT_MAX; /* the grid strides over the rest */
+  kernel<<<(unsigned)blocks, (unsigned)threads, 0, stream>>>(P);
+  TOPK_CUDA_TRY_LAUNCH("rtopk_argmax_kernel");
+  return TOPK_SUCCESS;
+}
+
 /* The thread path's grid: one wave of resident blocks, which stride over the rows, so that a
  * lane's loads for its next row overlap its last chunk's compare-exchanges (rtopk_lane_pass), or,
  * for queues of >= 8, a block for every few rows (below). Blocks per SM from the occupancy
  * calculator, once per kernel and device (common/occupancy.h). */
 template <typename KeyT, int KIND>
-static topk_status launch_argmax(const rtopk_params& P, int g, cudaStream_t stream) {
-  void (*kernel)(rtopk_params) = g == 1   ? rtopk_argmax_kernel<KeyT, 1, KIND>
-                                 : g == 2 ? rtopk_argmax_kernel<KeyT, 2, KIND>
-                                 : g == 4 ? rtopk_argmax_kernel<KeyT, 4, KIND>
-                                          : rtopk_argmax_kernel<KeyT, 8, KIND>;
-  const int64_t rows_per_block = RTOPK_THREAD_BLOCK / g;
-  int64_t blocks = (P.batch + rows_per_block - 1) / rows_per_block;
-  if (blocks > INT_MAX) blocks = INT_MAX; /* the grid strides over the rest */
-  kernel<<<(unsigned)blocks, RTOPK_THREAD_BLOCK, 0, stream>>>(P);
-  TOPK_CUDA_TRY_LAUNCH("rtopk_argmax_kernel");
-  return TOPK_SUCCESS;
-}
-
-template <typename KeyT, int KIND>
 static topk_status launch_thread(const rtopk_params& P, int g, int sm_count, int ordinal, cudaStream_t stream) {
-  if (argmax_path(P.k)) return launch_argmax<KeyT, KIND>(P, g, stream);
+  if (argmax_path(P.k, (int)sizeof(KeyT))) return launch_argmax<KeyT, KIND>(P, g, stream);
   static int occ_cache[6][4][2][TOPK_OCC_DEVICES]; /* [log2 K][log2 G][FULL] */
   /* Queues of 8 for k <= 4 over rows longer than 128: a lane then sorts half as many chunks,
    * which was faster (f32 65536 x 256: k = 4 with K = 4 44.5 us, k = 8 with K = 8 38.2 us;

@@ -207,12 +207,13 @@ static topk_status launch_width(const rtopk_plan* L, const rtopk_params& P, cuda
  * one group of G lanes a row, a block for every RTOPK_ARGMAX_BLOCK / G rows. TOPK_RTOPK_ARGMAX=0 (or
  * a queue forced by TOPK_RTOPK_QUEUE) takes the queue kernel instead (for measurement).
  * k = 2 with 16-bit keys: graph replay, 65536 rows, normal, same call (session 37, call 3):
- * bf16 x 64 / 128 / 256 5.83 / 9.40 / 17.26 us against the queue kernel's 6.60 / 10.12 / 18.67.
+ * bf16 x 64 / 128 / 256 5.83 / 9.40 / 17.26 us against the queue kernel's 6.60 / 10.12 / 18.67
+ * (x 128 / 256 then at G = 2; with the G rule below 8.71 / 15.08 in call 6).
  * 32-bit keys keep the queue kernel at k = 2 (f32 x 64 at 64 % of the roofline already; a pair
  * of (key, index) slots costs more compares than a second composite word).
  * The argmax path keeps 4 lanes where the queue kernels' rule halves 16-bit rows of 65..256 to 2,
  * and takes 8 over rows of >= RTOPK_ARGMAX_G8_N at k = 2 as at k = 1: every G forced, blocks of
- * 128, two runs (session 37, call 4, h100_latency_moe_groups_s37c4.tar): bf16 65536 x 128, k = 1
+ * 128, two runs (session 37, call 4, h100_latency_moe_g*_r*_s37c4.csv): bf16 65536 x 128, k = 1
  * / 2, G = 4 8.08 / 8.68 us against G = 2's 8.71 / 9.42; x 256, k = 2, G = 8 15.1 against G = 2's
  * 18.0 (G = 4 15.4); the rule's G was the best or within 1 % elsewhere at k <= 2.
  * Lanes (thread_group): its G for the queue kernel, but 8 over rows of >= RTOPK_ARGMAX_G8_N (where

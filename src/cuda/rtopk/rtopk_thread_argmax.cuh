@@ -25,7 +25,7 @@
  * flight, and so by blocks an SM. Session 36's version (a fixed U = 4, the row-end tests, the NaN
  * fix in the loop) took 43-48 registers: 1280 threads an SM, a row set of 65536 x 4 lanes in 1.55
  * waves. With U fitted to the row and FULL it takes 30-32 (2048 threads an SM, one wave):
- * bf16 65536 x 64, k = 1 6.24 -> 5.31 us under graph replay (docs/perf-notes.md v0.37).
+ * bf16 65536 x 64, k = 1 6.26 -> 5.21 us under graph replay (docs/perf-notes.md v0.37).
  *
  * Loads: lane g reads the row's 16-byte vectors g, g + G, ..., U of them before it compares
  * any, as the queue kernel fetches its chunks (rtopk_fetch_chunk: scalar loads for a row start

@@ -468,10 +468,10 @@ TEST(thread_path) {
     RUN(.dtype = dts[d], .batch = 5000, .n = 128, .k = 8, .index_type = TOPK_INDEX_I32, .gen = {.dist = GEN_CD});
     RUN(.dtype = dts[d], .batch = 500, .n = 200, .k = 7, .index_type = TOPK_INDEX_NONE, .gen = {.dist = GEN_UNIFORM});
   }
-  /* k = 1 (and 2 for 16-bit keys): the argmax kernel (rtopk_thread_argmax.cuh) at every group size: rows whose starts
-   * are not 16-byte aligned (ld = 103), rows shorter than a vector, empty rows (offsets), every
-   * distribution (NaN, inf, all equal, all NaN), both directions; and the queue kernel it replaces
-   * (TOPK_RTOPK_ARGMAX=0) on the same rows */
+  /* k = 1 (and 2 for 16-bit keys): the argmax kernel (rtopk_thread_argmax.cuh) at every group
+   * size: rows whose starts are not 16-byte aligned (ld = 103), rows shorter than a vector, empty
+   * rows (offsets), every distribution (NaN, inf, all equal, all NaN), both directions; and the
+   * queue kernel it replaces (TOPK_RTOPK_ARGMAX=0) on the same rows */
   static const char* agroups[] = {"1", "2", "4", "8", "3"};
   for (int d = 0; d < COUNT(dts); ++d) {
     for (int g = 0; g < gpu_case_dist_count; ++g)

@@ -22,15 +22,7 @@
 #include <vector>
 
 #include "common/cluster_async.cuh"
-
-#define CK(x)                                                                            \
-  do {                                                                                   \
-    cudaError_t e_ = (x);                                                                \
-    if (e_ != cudaSuccess) {                                                             \
-      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      exit(1);                                                                           \
-    }                                                                                    \
-  } while (0)
+#include "bench_check.h" /* CK */
 
 enum { NT = 1024, SMEM = 200 * 1024, MAXCH = 16 };
 enum { V_LDG = 0, V_BULK1 = 1, V_BULK16 = 2, V_BULK_PIPE = 3 };

@@ -26,15 +26,7 @@
 #include <string.h>
 
 #include "topk.h"
-
-#define CK(x)                                                                            \
-  do {                                                                                   \
-    cudaError_t e_ = (x);                                                                \
-    if (e_ != cudaSuccess) {                                                             \
-      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      exit(1);                                                                           \
-    }                                                                                    \
-  } while (0)
+#include "bench_check.h" /* CK */
 
 enum { ROWS = 65536, N = 64, VPR = N * 2 / 16 /* 16-byte vectors a row */ };
 enum { LD_PLAIN = 0, LD_NC = 1, LD_PF = 2 };

@@ -193,9 +193,14 @@ static const int64_t AIR_CLUSTER_MAX_SLICE_BYTES = 192 * 1024;
  * 128 KB in flight per block, so small slices cut the first step, which led the timeline
  * (docs/perf-notes.md v0.7). */
 static const int64_t AIR_CLUSTER_FAST_SLICE_BYTES = 32 * 1024;
-/* ... and up to 8 blocks: 16-block clusters measured slower at every LLM shape (1 x 32000
- * f32: 19.4 us against 15.5; 1 x 262144: 22.7 against 20.9), so only TOPK_AIR_CLUSTER_CS asks for them. */
+/* ... and up to 8 blocks where the radix passes run: 16-block clusters measured slower at every
+ * LLM shape (1 x 32000 f32: 19.4 us against 15.5; 1 x 262144: 22.7 against 20.9; session 38, k =
+ * 1024: 1.03-1.19x the time at 8 blocks). With the delegate start (k <= 128), up to 16 blocks: its
+ * one exchange does not grow with the cluster, while staging a slice is the kernel's longest step
+ * (session 38's stamps, f32 1 x 262144, k = 50: staged at 4.4 us of 10.6 with 8 blocks, at 3.1 of
+ * 8.9 with 16; docs/perf-notes.md v0.38). TOPK_AIR_CLUSTER_GROW=8 keeps the start at 8 (measurement). */
 static const int AIR_CLUSTER_GROW_MAX = 8;
+static const int AIR_CLUSTER_GROW_DEL_MAX = 16;
 /* ONE-BLOCK sorted: the k results are sorted in the kernel (no CUB sort, no workspace) when
  * the next power of two m >= k is at most AIR_BLOCK_SORT_MAX and the dynamic shared memory
  * (staged row rounded to 16 bytes + m x (8 + index bytes)) is at most AIR_ONE_SMEM_BUDGET:
@@ -369,6 +374,14 @@ static int env_cluster_cs(void) {
   const char* s = topk_env("TOPK_AIR_CLUSTER_CS");
   const int c = s && *s ? atoi(s) : 0;
   return c >= 1 && c <= AIR_CLUSTER_MAX_BLOCKS && (c & (c - 1)) == 0 ? c : 0;
+}
+
+/* TOPK_AIR_CLUSTER_GROW=8|16: the largest cluster an unforced CLUSTER launch grows to where the
+ * delegate start runs (measurement; default AIR_CLUSTER_GROW_DEL_MAX) */
+static int env_cluster_grow_del(void) {
+  const char* s = topk_env("TOPK_AIR_CLUSTER_GROW");
+  const int c = s && *s ? atoi(s) : 0;
+  return c == 8 || c == 16 ? c : AIR_CLUSTER_GROW_DEL_MAX;
 }
 
 /*
@@ -1052,9 +1065,10 @@ static int max_clusters_of_16(int ordinal, size_t smem, cudaStream_t stream) {
 /*
  * CLUSTER: clusters of cs blocks, one per row, in launches of at most 65535 rows. cs
  * is the plan's (slices of at most AIR_CLUSTER_SLICE_BYTES), doubled up to
- * AIR_CLUSTER_GROW_MAX while every row's cluster stays resident at once (batch x cs <=
- * SMs) and slices exceed AIR_CLUSTER_FAST_SLICE_BYTES; or TOPK_AIR_CLUSTER_CS (up to 16,
- * where clusters of 16 fit). The shape needs no workspace, so it may change at launch.
+ * AIR_CLUSTER_GROW_MAX (AIR_CLUSTER_GROW_DEL_MAX where the delegate start runs at that size)
+ * while every row's cluster stays resident at once (batch x cs <= SMs, and batch clusters of 16
+ * where cs would be 16) and slices exceed AIR_CLUSTER_FAST_SLICE_BYTES; or TOPK_AIR_CLUSTER_CS
+ * (up to 16, where clusters of 16 fit). The shape needs no workspace, so it may change at launch.
  * When every row's cluster is resident at once, each block asks for more than half
  * of an SM's shared memory, so no two blocks share an SM.
  */
@@ -1069,9 +1083,13 @@ static topk_status launch_cluster(const air_layout* L, air_params P, int64_t bat
                                                              : (size_t)0;
   int cs = L->cluster_cs;
   int64_t slice = L->cluster_slice;
+  int nd16;
+  const int grow = forced ? AIR_CLUSTER_MAX_BLOCKS
+                   : cluster_dgroup(AIR_CLUSTER_MAX_BLOCKS, P.k, L->es, &nd16) ? env_cluster_grow_del()
+                                                                              : AIR_CLUSTER_GROW_MAX;
   for (;;) {
     const int c2 = cs * 2;
-    if (c2 > (forced ? AIR_CLUSTER_MAX_BLOCKS : AIR_CLUSTER_GROW_MAX)) break;
+    if (c2 > grow) break;
     if (forced ? c2 > forced : (slice * L->es <= AIR_CLUSTER_FAST_SLICE_BYTES || batch * c2 > sms)) break;
     if (c2 == AIR_CLUSTER_MAX_BLOCKS &&
         max_clusters_of_16<DT>(dev ? dev->ordinal : -1, spread, stream) < (forced ? 1 : batch))

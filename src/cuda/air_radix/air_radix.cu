@@ -50,7 +50,8 @@
  *              a thread-block cluster of 1, 2, 4 or 8 blocks (1024 threads each) per
  *              row, the row staged across their shared memory (air_cluster_kernel; one
  *              launch, the row read from DRAM once, no workspace but the sorted part);
- *              few rows get larger clusters than their length needs (launch_cluster).
+ *              few rows get larger clusters than their length needs, up to 16 blocks
+ *              where the delegate start runs (launch_cluster).
  *   ADAPTIVE   on Hopper, rows given by offsets that the caller expects far shorter than
  *              the buffer (internal flag TOPK_INTERNAL_SHORT_ROWS, algo.h: Dr. Top-k's
  *              concatenation, whose capacity B is an upper bound the count rarely
@@ -129,7 +130,8 @@
  * the same, 8 and 10 slower), TOPK_AIR_COMMON_PREFIX=0 (the one-block and cluster
  * passes start at the top bit instead of below the bits every key of the row shares),
  * TOPK_AIR_CLUSTER_CS=1|2|4|8|16 (the CLUSTER path's blocks per row, where at least the
- * plan's), TOPK_AIR_CLUSTER_DELEGATES=0|K (CLUSTER's delegate start off, or for k <= K),
+ * plan's), TOPK_AIR_CLUSTER_GROW=8|16 (the largest cluster few rows grow to where the delegate
+ * start runs, default 16), TOPK_AIR_CLUSTER_DELEGATES=0|K (CLUSTER's delegate start off, or for k <= K),
  * TOPK_AIR_CLUSTER_STAMPS=1 (CLUSTER's delegate start printf's its phase times),
  * TOPK_AIR_MIN_TILES (MULTI / FUSED tiles per block at least, default 4 / 1)
  * TOPK_AIR_RES_VECS (RESIDENT 16-byte vectors a thread aims for, 1..8, default 2),
@@ -194,11 +196,14 @@ static const int64_t AIR_CLUSTER_MAX_SLICE_BYTES = 192 * 1024;
  * (docs/perf-notes.md v0.7). */
 static const int64_t AIR_CLUSTER_FAST_SLICE_BYTES = 32 * 1024;
 /* ... and up to 8 blocks where the radix passes run: 16-block clusters measured slower at every
- * LLM shape (1 x 32000 f32: 19.4 us against 15.5; 1 x 262144: 22.7 against 20.9; session 38, k =
- * 1024: 1.03-1.19x the time at 8 blocks). With the delegate start (k <= 128), up to 16 blocks: its
- * one exchange does not grow with the cluster, while staging a slice is the kernel's longest step
- * (session 38's stamps, f32 1 x 262144, k = 50: staged at 4.4 us of 10.6 with 8 blocks, at 3.1 of
- * 8.9 with 16; docs/perf-notes.md v0.38). TOPK_AIR_CLUSTER_GROW=8 keeps the start at 8 (measurement). */
+ * LLM shape (1 x 32000 f32: 19.4 us against 15.5; 1 x 262144: 22.7 against 20.9; session 38 on an
+ * H200, k = 1024 in 1-4 rows: 1.00-1.19x the time at 8 blocks). With the delegate start (k <= 128),
+ * up to 16 blocks: its exchanges do not grow with the cluster, while staging the slice is the
+ * kernel's longest step (H100 stamps, f32 1 x 262144, k = 50: staged at 4.4 us of 10.5 with 8
+ * blocks, at 3.1 of 9.0 with 16). Measured against 8 (H100, same runs, docs/perf-notes.md v0.38):
+ * LLM graph replay 0.895-0.982x where it applies; `topk bench` 1-8 rows of 128256..524288, k 8 /
+ * 50 / 128: 0.79-0.97x on 57 of 192 cases, 0.97-1.02x on the others (RESIDENT's among them).
+ * TOPK_AIR_CLUSTER_GROW=8 keeps the start at 8 (measurement). */
 static const int AIR_CLUSTER_GROW_MAX = 8;
 static const int AIR_CLUSTER_GROW_DEL_MAX = 16;
 /* ONE-BLOCK sorted: the k results are sorted in the kernel (no CUB sort, no workspace) when

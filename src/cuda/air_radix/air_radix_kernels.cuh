@@ -1874,6 +1874,7 @@ __device__ bool air_cluster_delegates(const air_params& P, unsigned rank, unsign
   AIR_CLUSTER_STAMP(0);
   KeyT m = 0;
   each_key((KeyT)0, [&](int, KeyT x) { m = x > m ? x : m; });
+  const KeyT mine_max = m; /* this thread's largest key: (3) skips its keys when below thr */
   for (int o = 1; o < dgrp; o <<= 1) {
     const KeyT x = (KeyT)__shfl_xor_sync(0xffffffffu, (CT)m, o);
     m = x > m ? x : m;
@@ -1938,7 +1939,11 @@ __device__ bool air_cluster_delegates(const air_params& P, unsigned rank, unsign
    *    hundreds of times (bf16) so take no radix pass.
    * Only a row with more than the cap keys > thr (a sorted row) takes the radix passes. */
   unsigned cg = 0, ce = 0;
-  each_key(thr, [&](int, KeyT key) { key > thr ? ++cg : ++ce; });
+  /* A thread whose largest key is below thr has none to count: at k <= 128 all but ~k threads
+   * of the cluster, which so skip reading their part of the slice again (the count took 1.0 /
+   * 0.7 us over slices of 128 / 64 KB; LLM k = 50 under CLUSTER 0.96-0.99x the time since;
+   * docs/perf-notes.md v0.38). */
+  if (mine_max >= thr) each_key(thr, [&](int, KeyT key) { key > thr ? ++cg : ++ce; });
   const unsigned xg = air_warp_incl_sum(cg), xe = air_warp_incl_sum(ce);
   unsigned bg = 0, be = 0;
   if (lane == 31) {

@@ -1824,7 +1824,8 @@ template <topk_dtype DT>
 __device__ bool air_cluster_delegates(const air_params& P, unsigned rank, unsigned cs, int64_t row,
                                       const air_row_extent& R, int64_t lo,
                                       const typename topk_dtype_traits<DT>::key_t* s_key, int my_len, int nvec,
-                                      int dgrp, int D, unsigned char* scratch, air_del_sync* S,
+                                      typename topk_dtype_traits<DT>::key_t mine_max, int dgrp, int D,
+                                      unsigned char* scratch, air_del_sync* S,
                                       typename air_cword<topk_dtype_traits<DT>::bits>::type* s_thr, unsigned long long t0,
                                       bool stamps) {
   typedef typename topk_dtype_traits<DT>::raw_t RawT;
@@ -1870,11 +1871,11 @@ __device__ bool air_cluster_delegates(const air_params& P, unsigned rank, unsign
       if (s_key[i] >= lim) f(i, s_key[i]);
   };
 
-  /* (1) group maxima (an empty group's is 0), this block's D / cs delegates pushed to every block */
+  /* (1) group maxima (an empty group's is 0), this block's D / cs delegates pushed to every block.
+   * A group is dgrp threads; each thread's largest key (mine_max) was taken while it staged its
+   * keys, so this step reads no key from shared memory. */
   AIR_CLUSTER_STAMP(0);
-  KeyT m = 0;
-  each_key((KeyT)0, [&](int, KeyT x) { m = x > m ? x : m; });
-  const KeyT mine_max = m; /* this thread's largest key: (3) skips its keys when below thr */
+  KeyT m = mine_max;
   for (int o = 1; o < dgrp; o <<= 1) {
     const KeyT x = (KeyT)__shfl_xor_sync(0xffffffffu, (CT)m, o);
     m = x > m ? x : m;
@@ -1959,13 +1960,12 @@ __device__ bool air_cluster_delegates(const air_params& P, unsigned rank, unsign
   }
   if (solo) __syncthreads();
   mbar_wait(&S->bar[AIR_DEL_BAR_COUNTS], 0);
-  unsigned G = 0, E = 0, g_before = 0, e_before = 0;
-  for (unsigned r = 0; r < cs; ++r) {
-    g_before += r < rank ? S->cnt[0][r] : 0u;
-    e_before += r < rank ? S->cnt[1][r] : 0u;
-    G += S->cnt[0][r];
-    E += S->cnt[1][r];
-  }
+  /* the cs blocks' counts summed by lanes (lane r: block r's), in every warp: a serial loop
+   * over them took 0.6 / 1.0 us at 8 / 16 blocks (docs/perf-notes.md v0.38) */
+  const unsigned cg_r = lane < cs ? S->cnt[0][lane] : 0u, ce_r = lane < cs ? S->cnt[1][lane] : 0u;
+  const unsigned G = __reduce_add_sync(0xffffffffu, cg_r), E = __reduce_add_sync(0xffffffffu, ce_r);
+  const unsigned g_before = __reduce_add_sync(0xffffffffu, lane < rank ? cg_r : 0u);
+  const unsigned e_before = __reduce_add_sync(0xffffffffu, lane < rank ? ce_r : 0u);
   AIR_CLUSTER_STAMP(3);
   if (G > cap) { /* every block has the same counts: all take the radix passes, nothing was sent */
     __syncthreads(); /* the passes rewrite this scratch */
@@ -2093,6 +2093,7 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
   const RawT* src = (const RawT*)P.in + R.start + lo;
   const int nvec = (((uintptr_t)src) & 15) == 0 ? my_len / V : 0; /* unaligned: element by element */
   CT k_and = ~(CT)0, k_or = 0; /* over this thread's key words (16-bit keys: two per word) */
+  CT k_max = 0;                /* this thread's largest key word (16-bit keys: per half), for the delegate start */
   {
     /* every load of a round in flight before any store: one DRAM round trip per NT x UNROLL x 16 bytes */
     constexpr int UNROLL = 8;
@@ -2115,6 +2116,8 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
           for (int e = 0; e < NW; ++e) {
             k_and &= kw[e];
             k_or |= kw[e];
+            if constexpr (KB == 16) k_max = __vmaxu2(k_max, kw[e]);
+            else k_max = kw[e] > k_max ? kw[e] : k_max;
           }
         }
       }
@@ -2126,7 +2129,10 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
     const CT kw = KB == 16 ? (CT)key * (CT)0x10001u : (CT)key; /* both halves, as in a word */
     k_and &= kw;
     k_or |= kw;
+    if constexpr (KB == 16) k_max = __vmaxu2(k_max, kw);
+    else k_max = kw > k_max ? kw : k_max;
   }
+  if constexpr (KB == 16) k_max = max(k_max & 0xFFFFu, k_max >> 16);
   /*
    * The leading bits the keys share. This block's (blk_c, from its AND and OR): a pass
    * whose digit lies within them counts the slice in one bin, without atomics (they
@@ -2153,7 +2159,7 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
     blk_c = P.common_prefix && my_len > 0 ? air_common_bits<KB>(a, o) : 0;
   }
   /* small k: the delegate start (cluster-uniform; air_block_and_or made the staged slice visible) */
-  if (dgrp > 0 && air_cluster_delegates<DT>(P, rank, cs, row, R, lo, s_key, my_len, nvec, dgrp, ndel,
+  if (dgrp > 0 && air_cluster_delegates<DT>(P, rank, cs, row, R, lo, s_key, my_len, nvec, (KeyT)k_max, dgrp, ndel,
                                             (unsigned char*)s_hist2, &s_del, &s_thr, t0, stamps != 0))
     return;
   unsigned long long pk = 0;

@@ -22,8 +22,8 @@
  *              blocks of 256 threads x 8 vectors fit the GPU at one block per SM; taken
  *              by default only where measured faster on normal and uniform rows
  *              (res_by_default: 1-2 long rows, 1-4 for 16-bit keys and k <= 64, 1-2 rows
- *              where the delegate start serves; not where CLUSTER fits with k <= 64, one
- *              f32 row of >= 2^18 aside, nor where CLUSTER fits and the delegate start
+ *              where the delegate start serves; not where CLUSTER fits with k <= 64,
+ *              nor where CLUSTER fits and the delegate start
  *              would not run: cluster_over_resident), forced with TOPK_AIR_PATH=resident: one
  *              cooperative launch, each row spread over many blocks that hold it in
  *              registers (air_resident_kernels.cuh). For k <= 1024 a delegate start
@@ -621,17 +621,16 @@ static int64_t res_grid(topk_dtype dt, int64_t n, int64_t batch, int es, const t
  * and uniform, k = 8 and 50): RESIDENT also for one f32 row of 128256..151936 (CLUSTER's time over
  * RESIDENT's 0.986-1.104x) and two f32 rows of >= 2^18 (1.013-1.126x); not two shorter rows
  * (k = 8: 0.954-0.992x), four rows (0.885-0.984x at 128256..151936) nor 16-bit keys (bf16 normal
- * 0.83-1.04x). Since session 39's CLUSTER (maxima while staging, docs/perf-notes.md v0.39; both
- * forced, same run, k = 8 / 50 / 64, normal and uniform): RESIDENT only for one f32 row of >= 2^18
- * (topk bench 0.92-1.00x, graph replay 1 x 262144, k = 50: CLUSTER 9.62-9.66 against 9.26-9.41 us);
- * CLUSTER for one f32 row of 128256..151936 (topk bench 0.87-0.95x; graph replay k = 50 8.48 / 8.68
- * against 9.45 / 9.11 us) and two f32 rows of >= 2^18 (0.84-0.93x; 9.67 against 10.39 us). */
+ * 0.83-1.04x). Since session 39's CLUSTER (docs/perf-notes.md v0.39; both forced, same run, normal
+ * and uniform): CLUSTER for one f32 row of 128256..151936 (topk bench k = 8 / 50 / 64 0.87-0.95x;
+ * graph replay k = 50 8.48 / 8.68 against 9.45 / 9.11 us) and two f32 rows of >= 2^18 (0.84-0.93x;
+ * 9.67 against 10.39 us); after its staging lost the AND / OR, one f32 row of 262144..393216 too
+ * (k = 8..64 0.82-0.98x; graph replay 1 x 262144, k = 50 8.86-8.94 against 9.31-9.45 us). */
 static const int64_t AIR_CLUSTER_OVER_RES_K = 64;
 static int cluster_over_resident(const topk_problem* p, const topk_device_info* dev, int es) {
   unsigned q, j;
   res_delegates(p->k, res_grid(p->dtype, p->n, p->batch, es, dev), &q, &j);
   if (q == 0) return 1;
-  if (es == 4 && p->batch == 1 && p->n >= AIR_RES_LONG_N) return 0;
   return p->k <= AIR_CLUSTER_OVER_RES_K && p->k <= env_cluster_del_kmax();
 }
 

@@ -1849,9 +1849,12 @@ __device__ bool air_cluster_delegates(const air_params& P, unsigned rank, unsign
   const int64_t k = P.k;
   const unsigned cap = (unsigned)air_cluster_del_cap(k);
   const bool solo = cs == 1; /* a cluster of one block: local stores (cluster_send) */
-  unsigned long long ts[8]; /* stamps only */
-#define AIR_CLUSTER_STAMP(i) \
-  if (stamps && t == 0) ts[i] = air_now()
+  unsigned long long ts[8], clk[2] = {0, 0}; /* stamps only: %globaltimer, and clock64 at stamps 0 and 5 */
+#define AIR_CLUSTER_STAMP(i)                                \
+  if (stamps && t == 0) {                                   \
+    ts[i] = air_now();                                      \
+    if (i == 0 || i == 5) clk[i == 5] = clock64();          \
+  }
 
   /* this thread's keys (the vectors it staged, then its scalar tail): f(i, key) for each key >= lim */
   auto each_key = [&](KeyT lim, auto&& f) {
@@ -1896,34 +1899,34 @@ __device__ bool air_cluster_delegates(const air_params& P, unsigned rank, unsign
   mbar_wait(&S->bar[AIR_DEL_BAR_DELEGATES], 0);
   AIR_CLUSTER_STAMP(1);
 
-  /* (2) the k-th largest of the D delegates: L lanes a delegate, each comparing 16-byte groups */
+  /* (2) the k-th largest of the D delegates, the largest with >= k delegates >= it: L lanes a
+   * delegate, each comparing 16-byte groups. Every thread of every block runs this, so its
+   * instructions are the step's time (issue-bound): one count a pair, not > and >= both. */
   {
     constexpr int PER = 16 / (int)sizeof(DelT); /* delegates in a group */
     const int ng = D / PER;                     /* D >= 16: whole groups */
-    int lg_l = (__ffs(NT) - 1) - (__ffs(D) - 1); /* L = min(NT / D, 32, ng) lanes a delegate */
+    /* L = min(NT / D, 32) lanes a delegate, fewer while a lane would compare < 8 groups (fewer
+     * threads and shuffles: D = 128, 32 groups: 4 lanes, not 8) */
+    int lg_l = (__ffs(NT) - 1) - (__ffs(D) - 1);
     if (lg_l > 5) lg_l = 5;
-    if ((1 << lg_l) > ng) lg_l = __ffs(ng) - 1;
+    while (lg_l > 0 && (ng >> lg_l) < 8) --lg_l;
     const int L = 1 << lg_l, i = (int)t >> lg_l, s = (int)t & (L - 1);
     const bool live = i < D;
     const DelT d = live ? s_dall[i] : (DelT)0;
-    unsigned gt = 0, ge = 0;
+    unsigned ge = 0;
     if (live)
       for (int jg = s; jg < ng; jg += L) {
         if constexpr (KB == 64) {
           const ulonglong2 q = ((const ulonglong2*)s_dall)[jg];
-          gt += (q.x > d) + (q.y > d);
           ge += (q.x >= d) + (q.y >= d);
         } else {
           const uint4 q = ((const uint4*)s_dall)[jg];
-          gt += (q.x > d) + (q.y > d) + (q.z > d) + (q.w > d);
           ge += (q.x >= d) + (q.y >= d) + (q.z >= d) + (q.w >= d);
         }
       }
-    for (int o = 1; o < L; o <<= 1) {
-      gt += __shfl_xor_sync(0xffffffffu, gt, o);
-      ge += __shfl_xor_sync(0xffffffffu, ge, o);
-    }
-    if (live && s == 0 && (int64_t)gt < k && k <= (int64_t)ge) atomicMax(s_thr, (CT)d); /* equal delegates: one key */
+    for (int o = 1; o < L; o <<= 1) ge += __shfl_xor_sync(0xffffffffu, ge, o);
+    /* a delegate above the k-th largest has < k delegates >= it: the maximum is the k-th */
+    if (live && s == 0 && k <= (int64_t)ge) atomicMax(s_thr, (CT)d);
   }
   __syncthreads();
   const KeyT thr = (KeyT)*s_thr; /* 0 if none qualified (only with D < k): every key passes, the count overflows */
@@ -1945,14 +1948,17 @@ __device__ bool air_cluster_delegates(const air_params& P, unsigned rank, unsign
    * 0.7 us over slices of 128 / 64 KB; LLM k = 50 under CLUSTER 0.96-0.99x the time since;
    * docs/perf-notes.md v0.38). */
   if (mine_max >= thr) each_key(thr, [&](int, KeyT key) { key > thr ? ++cg : ++ce; });
-  const unsigned xg = air_warp_incl_sum(cg), xe = air_warp_incl_sum(ce);
-  unsigned bg = 0, be = 0;
-  if (lane == 31) {
-    if (xg) bg = atomicAdd(&S->mine[0], xg);
-    if (xe) be = atomicAdd(&S->mine[1], xe);
+  unsigned slot_g = 0, slot_e = 0; /* among the block's keys > thr, and among its ties */
+  if (__any_sync(0xffffffffu, (cg | ce) != 0)) { /* warp-uniform: most warps have none to place */
+    const unsigned xg = air_warp_incl_sum(cg), xe = air_warp_incl_sum(ce);
+    unsigned bg = 0, be = 0;
+    if (lane == 31) {
+      if (xg) bg = atomicAdd(&S->mine[0], xg);
+      if (xe) be = atomicAdd(&S->mine[1], xe);
+    }
+    slot_g = __shfl_sync(0xffffffffu, bg, 31) + xg - cg;
+    slot_e = __shfl_sync(0xffffffffu, be, 31) + xe - ce;
   }
-  unsigned slot_g = __shfl_sync(0xffffffffu, bg, 31) + xg - cg; /* among the block's keys > thr */
-  unsigned slot_e = __shfl_sync(0xffffffffu, be, 31) + xe - ce; /* among its ties */
   __syncthreads();
   if (t < cs) {
     cluster_send<unsigned>(&S->cnt[0][rank], t, S->mine[0], &S->bar[AIR_DEL_BAR_COUNTS], solo);
@@ -2005,10 +2011,12 @@ __device__ bool air_cluster_delegates(const air_params& P, unsigned rank, unsign
   mbar_wait(&S->bar[AIR_DEL_BAR_CANDIDATES], 0);
   AIR_CLUSTER_STAMP(4);
 
-  /* (4) rank 0: each candidate's rank among the nc, L lanes a candidate, two candidates a load */
+  /* (4) rank 0: each candidate's rank among the nc, L lanes a candidate, two candidates a load.
+   * No more lanes than leave each ~8 loads: more only add threads and shuffles to an
+   * issue-bound step (at k = 50, 60 candidates: 4 lanes, not 16). */
   const int nc = (int)total;
   int lg_l = 0;
-  while (lg_l < 5 && (2 << lg_l) * nc <= NT) ++lg_l;
+  while (lg_l < 5 && (2 << lg_l) * nc <= NT && (nc >> (lg_l + 1)) > 8) ++lg_l;
   const int L = 1 << lg_l;
   const RawT* in_row = (const RawT*)P.in + R.start;
   for (int i0 = 0; i0 < nc; i0 += NT >> lg_l) { /* one round unless nc > NT / L */
@@ -2041,7 +2049,7 @@ __device__ bool air_cluster_delegates(const air_params& P, unsigned rank, unsign
   if (stamps && t == 0) {
     printf("CLUSTAMP n=%lld k=%lld cs=%u D=%d c=%u", (long long)R.len, (long long)k, cs, D, total);
     for (int q = 0; q <= 5; ++q) printf(" %d:%llu", q, ts[q] - t0);
-    printf("\n");
+    printf(" clk:%llu\n", clk[1] - clk[0]); /* SM cycles from stamp 0 to 5: the clock rate, with 0:, 5: */
   }
 #undef AIR_CLUSTER_STAMP
   return true;
@@ -2092,8 +2100,13 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
   const int my_len = (int)(R.len - lo < slice ? R.len - lo : slice);
   const RawT* src = (const RawT*)P.in + R.start + lo;
   const int nvec = (((uintptr_t)src) & 15) == 0 ? my_len / V : 0; /* unaligned: element by element */
-  CT k_and = ~(CT)0, k_or = 0; /* over this thread's key words (16-bit keys: two per word) */
-  CT k_max = 0;                /* this thread's largest key word (16-bit keys: per half), for the delegate start */
+  /* Over this thread's key words (16-bit keys: two per word): the AND and OR for the passes, and
+   * the largest key for the delegate start. Where the start runs, the AND and OR wait until it
+   * falls back to the passes (sorted rows): they are instructions in a loop the SM issues at its
+   * limit. */
+  const bool del = dgrp > 0;
+  CT k_and = ~(CT)0, k_or = 0;
+  CT k_max = 0; /* 16-bit keys: per half */
   {
     /* every load of a round in flight before any store: one DRAM round trip per NT x UNROLL x 16 bytes */
     constexpr int UNROLL = 8;
@@ -2114,8 +2127,10 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
           air_words(kv, kw);
 #pragma unroll
           for (int e = 0; e < NW; ++e) {
-            k_and &= kw[e];
-            k_or |= kw[e];
+            if (!del) {
+              k_and &= kw[e];
+              k_or |= kw[e];
+            }
             if constexpr (KB == 16) k_max = __vmaxu2(k_max, kw[e]);
             else k_max = kw[e] > k_max ? kw[e] : k_max;
           }
@@ -2133,6 +2148,21 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
     else k_max = kw > k_max ? kw : k_max;
   }
   if constexpr (KB == 16) k_max = max(k_max & 0xFFFFu, k_max >> 16);
+  /* small k: the delegate start (cluster-uniform; its block barrier after the group maxima comes
+   * before any thread reads keys another staged) */
+  if (del && air_cluster_delegates<DT>(P, rank, cs, row, R, lo, s_key, my_len, nvec, (KeyT)k_max, dgrp, ndel,
+                                       (unsigned char*)s_hist2, &s_del, &s_thr, t0, stamps != 0))
+    return;
+  if (del) /* fallen back to the passes: the AND and OR of this thread's staged vectors now */
+    for (int v = threadIdx.x; v < nvec; v += NT) {
+      CT kw[NW];
+      air_words(((const uint4*)s_key)[v], kw);
+#pragma unroll
+      for (int e = 0; e < NW; ++e) {
+        k_and &= kw[e];
+        k_or |= kw[e];
+      }
+    }
   /*
    * The leading bits the keys share. This block's (blk_c, from its AND and OR): a pass
    * whose digit lies within them counts the slice in one bin, without atomics (they
@@ -2158,10 +2188,6 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
     blk_o = o;
     blk_c = P.common_prefix && my_len > 0 ? air_common_bits<KB>(a, o) : 0;
   }
-  /* small k: the delegate start (cluster-uniform; air_block_and_or made the staged slice visible) */
-  if (dgrp > 0 && air_cluster_delegates<DT>(P, rank, cs, row, R, lo, s_key, my_len, nvec, (KeyT)k_max, dgrp, ndel,
-                                            (unsigned char*)s_hist2, &s_del, &s_thr, t0, stamps != 0))
-    return;
   unsigned long long pk = 0;
   int level = 0;
   /*

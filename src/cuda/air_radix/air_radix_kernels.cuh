@@ -1900,8 +1900,9 @@ __device__ bool air_cluster_delegates(const air_params& P, unsigned rank, unsign
   AIR_CLUSTER_STAMP(1);
 
   /* (2) the k-th largest of the D delegates, the largest with >= k delegates >= it: L lanes a
-   * delegate, each comparing 16-byte groups. Every thread of every block runs this, so its
-   * instructions are the step's time (issue-bound): one count a pair, not > and >= both. */
+   * delegate, each comparing 16-byte groups. Every block runs this whole step, so its
+   * instructions are its time (issue-bound): one count a pair, not > and >= both (0.81 against
+   * 1.07 us at D = 128; docs/perf-notes.md v0.39). */
   {
     constexpr int PER = 16 / (int)sizeof(DelT); /* delegates in a group */
     const int ng = D / PER;                     /* D >= 16: whole groups */
@@ -2011,9 +2012,9 @@ __device__ bool air_cluster_delegates(const air_params& P, unsigned rank, unsign
   mbar_wait(&S->bar[AIR_DEL_BAR_CANDIDATES], 0);
   AIR_CLUSTER_STAMP(4);
 
-  /* (4) rank 0: each candidate's rank among the nc, L lanes a candidate, two candidates a load.
-   * No more lanes than leave each ~8 loads: more only add threads and shuffles to an
-   * issue-bound step (at k = 50, 60 candidates: 4 lanes, not 16). */
+  /* (4) rank 0: each candidate's rank among the nc, L lanes a candidate, two candidates a load;
+   * no more lanes than leave each ~8 loads (at k = 50, 60 candidates: 4 lanes, not 16, in the
+   * same ~1.1 us: the step's time is not its lanes' work, docs/perf-notes.md v0.39). */
   const int nc = (int)total;
   int lg_l = 0;
   while (lg_l < 5 && (2 << lg_l) * nc <= NT && (nc >> (lg_l + 1)) > 8) ++lg_l;

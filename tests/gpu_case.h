@@ -22,7 +22,7 @@
 #include "gen.h"
 #include "topk.h"
 
-#define GPU_CASE_MAX_ENV 14
+#define GPU_CASE_MAX_ENV 16
 
 typedef struct gpu_case {
   topk_algo      algo;          /* 0: AUTO */

@@ -37,6 +37,7 @@ typedef struct air_case {
   const char*    alpha;         /* TOPK_AIR_ALPHA, or NULL for the default */
   const char*    cluster_cs;    /* TOPK_AIR_CLUSTER_CS, or NULL: the launch decides */
   const char*    cluster_del;   /* TOPK_AIR_CLUSTER_DELEGATES ("0": no delegate start), or NULL for the default */
+  const char*    cluster_wide;  /* TOPK_AIR_CLUSTER_WIDE ("0": no wide start; K: for k <= K), or NULL */
   const char*    rows_cap;      /* TOPK_AIR_ROWS_CAP (ROWS candidate buffer), or NULL for the default */
   const char*    rows_bits;     /* TOPK_AIR_ROWS_FIRST_BITS, or NULL for the default */
   const char*    rows_stream;   /* TOPK_AIR_ROWS_STREAM ("0": no one-read start), or NULL for the default */
@@ -66,6 +67,7 @@ static int run_case(const air_case* a) {
                               {"TOPK_AIR_ALPHA", a->alpha},
                               {"TOPK_AIR_CLUSTER_CS", a->cluster_cs},
                               {"TOPK_AIR_CLUSTER_DELEGATES", a->cluster_del},
+                              {"TOPK_AIR_CLUSTER_WIDE", a->cluster_wide},
                               {"TOPK_AIR_ROWS_CAP", a->rows_cap},
                               {"TOPK_AIR_ROWS_FIRST_BITS", a->rows_bits},
                               {"TOPK_AIR_ROWS_STREAM", a->rows_stream},
@@ -137,6 +139,12 @@ TEST(sanitizer_small) {
       .offsets = off_c4, .path = "cluster");
   /* the cluster path's delegate start: done in it; after it, the radix passes (ascending rows) */
   RUN(.dtype = TOPK_U64, .batch = 2, .n = 50000, .k = 64, .gen = {.dist = GEN_NORMAL}, .path = "cluster");
+  /* the cluster path's wide start: done in it (8 blocks, and 1 block with the delegate start off);
+   * after it, the radix passes (descending rows overflow a segment) */
+  RUN(.dtype = TOPK_F32, .batch = 2, .n = 50000, .k = 300, .gen = {.dist = GEN_NORMAL}, .path = "cluster");
+  RUN(.dtype = TOPK_BF16, .batch = 2, .n = 20000, .k = 30, .gen = {.dist = GEN_UNIFORM}, .path = "cluster",
+      .cluster_cs = "1", .cluster_del = "0");
+  RUN(.dtype = TOPK_F32, .batch = 2, .n = 50000, .k = 300, .gen = {.dist = GEN_SORTED_DESC}, .path = "cluster");
   RUN(.dtype = TOPK_F32, .batch = 2, .n = 70001, .k = 50, .gen = {.dist = GEN_SORTED_ASC}, .path = "cluster");
   /* the adaptive path: a short row (one-block kernel) and a long one (fused kernel) */
   static const int64_t off_ad[] = {0, 2000, 402000};
@@ -799,6 +807,55 @@ TEST(cluster_delegates) {
 }
 
 /*
+ * CLUSTER's wide start (by default for 128 < k <= 1024, keys of up to 32 bits; with the delegate
+ * start off, for smaller k too), on and off: every distribution in both directions, sorted or not,
+ * at k = 1024 over rows of the LLM vocabularies' lengths, and at k = 129 and 50; sorted and
+ * all-equal rows and heavy ties (a segment overflows or rank 0's check fails: the radix passes run
+ * after the start); ties at the k-th key across blocks (zipf, 16-bit keys); every cluster size;
+ * blocks with empty slices, misaligned rows, rows of k + 1; 64-bit keys, which it leaves to the passes.
+ */
+TEST(cluster_wide) {
+  static const topk_dtype dts[] = {TOPK_F32, TOPK_BF16, TOPK_F16, TOPK_I32, TOPK_U32, TOPK_F64};
+  static const char* const wide[] = {NULL, "0"};
+  static const char* const sizes[] = {"1", "2", "4", "8", "16"};
+  SKIP_WITHOUT_GPU();
+  for (int d = 0; d < COUNT(dts); ++d)
+    for (int g = 0; g < gpu_case_dist_count; ++g) {
+      const unsigned flags = (g + d) & 1 ? TOPK_SMALLEST : 0u;
+      RUN(.dtype = dts[d], .batch = 2, .n = 262144, .k = 1024, .flags = flags, .gen = gpu_case_dists[g],
+          .path = "cluster");
+      RUN(.dtype = dts[d], .batch = 3, .n = 32000, .k = 1024, .flags = (flags ^ TOPK_SMALLEST) | TOPK_SORTED,
+          .gen = gpu_case_dists[g], .path = "cluster");
+      RUN(.dtype = dts[d], .batch = 1, .n = 151936, .k = 50, .flags = flags, .gen = gpu_case_dists[g],
+          .path = "cluster", .cluster_del = "0");
+    }
+  for (int w = 0; w < COUNT(wide); ++w) {
+    RUN(.dtype = TOPK_F32, .batch = 8, .n = 262144, .k = 1024, .gen = {.dist = GEN_NORMAL}, .path = "cluster",
+        .cluster_wide = wide[w]);
+    RUN(.dtype = TOPK_BF16, .batch = 4, .n = 128256, .k = 129, .flags = TOPK_SORTED, .gen = {.dist = GEN_UNIFORM},
+        .path = "cluster", .cluster_wide = wide[w]);
+    RUN(.dtype = TOPK_F32, .batch = 2, .n = 100000, .k = 700, .ld = 100003, .index_type = TOPK_INDEX_I32,
+        .gen = {.dist = GEN_ZIPF}, .path = "cluster", .cluster_wide = wide[w]);
+  }
+  for (int c = 0; c < COUNT(sizes); ++c) {
+    RUN(.dtype = TOPK_F32, .batch = 2, .n = 1025, .k = 1024, .gen = {.dist = GEN_NORMAL}, .path = "cluster",
+        .cluster_cs = sizes[c]);
+    RUN(.dtype = TOPK_F32, .batch = 2, .n = 5000, .k = 300, .gen = {.dist = GEN_UNIFORM}, .path = "cluster",
+        .cluster_cs = sizes[c]);
+    RUN(.dtype = TOPK_BF16, .batch = 2, .n = 200000, .k = 1000, .flags = TOPK_SMALLEST, .gen = {.dist = GEN_NORMAL},
+        .path = "cluster", .cluster_cs = sizes[c]);
+    RUN(.dtype = TOPK_F32, .batch = 1, .n = 262144, .k = 1024, .flags = TOPK_SORTED, .gen = {.dist = GEN_SORTED_DESC},
+        .path = "cluster", .cluster_cs = sizes[c]);
+    RUN(.dtype = TOPK_F32, .batch = 1, .n = 300000, .k = 64, .gen = {.dist = GEN_UNIFORM}, .path = "cluster",
+        .cluster_cs = sizes[c], .cluster_del = "0");
+  }
+  /* AUTO: the LLM shapes the wide start was made for */
+  RUN(.dtype = TOPK_F32, .batch = 1, .n = 262144, .k = 1024, .gen = {.dist = GEN_NORMAL});
+  RUN(.dtype = TOPK_BF16, .batch = 8, .n = 151936, .k = 1024, .gen = {.dist = GEN_NORMAL});
+  return TEST_OK;
+}
+
+/*
  * The ROWS path (a block per row, streamed): every distribution with the candidate buffer
  * at its default, tiny (cap 64: passes re-read the row until few candidates are left, and
  * ties are broken by index passes over global memory) and large; first digits of 8 and 13
@@ -988,6 +1045,7 @@ TEST(large_n) {
   X(short_rows_default)   \
   X(cluster_sizes)        \
   X(cluster_delegates)    \
+  X(cluster_wide)         \
   X(adaptive_rows)        \
   X(common_prefix)        \
   X(rows_path)            \

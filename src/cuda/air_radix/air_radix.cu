@@ -132,7 +132,8 @@
  * TOPK_AIR_CLUSTER_CS=1|2|4|8|16 (the CLUSTER path's blocks per row, where at least the
  * plan's), TOPK_AIR_CLUSTER_GROW=8|16 (the largest cluster few rows grow to where the delegate
  * start runs, default 16), TOPK_AIR_CLUSTER_DELEGATES=0|K (CLUSTER's delegate start off, or for k <= K),
- * TOPK_AIR_CLUSTER_STAMPS=1 (CLUSTER's delegate start printf's its phase times),
+ * TOPK_AIR_CLUSTER_WIDE=0|K (CLUSTER's wide start off, or for k <= K where the delegate start does not run),
+ * TOPK_AIR_CLUSTER_STAMPS=1 (CLUSTER's delegate or wide start printf's its phase times),
  * TOPK_AIR_MIN_TILES (MULTI / FUSED tiles per block at least, default 4 / 1)
  * TOPK_AIR_RES_VECS (RESIDENT 16-byte vectors a thread aims for, 1..8, default 2),
  * TOPK_AIR_RES_STAMPS=1 (RESIDENT: the finishing block printf's its phase times),
@@ -430,6 +431,36 @@ static int cluster_dgroup(int cs, int64_t k, int es, int* ndel) {
   return d <= warps ? 32 : (int)((int64_t)AIR_CLUSTER_THREADS * cs / d);
 }
 
+/*
+ * CLUSTER's wide start (air_cluster_wide.cuh) for k <= AIR_CLUSTER_WIDE_K_MAX where the delegate
+ * start does not run, keys of up to 32 bits: one exchange and a radix select in rank 0, instead of
+ * the radix passes' rounds. TOPK_AIR_CLUSTER_WIDE=0 turns it off, =K takes it for k <= K
+ * (measurement, tests).
+ */
+static const int64_t AIR_CLUSTER_WIDE_K_MAX = 1024;
+static int64_t env_cluster_wide_kmax(void) { return env_kmax("TOPK_AIR_CLUSTER_WIDE", AIR_CLUSTER_WIDE_K_MAX); }
+/* Where the wide start may run at some cluster size (it grows the cluster to 16 as the delegate start does) */
+static int cluster_wide_k(int64_t k, int es) {
+  int nd;
+  return es <= 4 && k <= env_cluster_wide_kmax() && !cluster_dgroup(AIR_CLUSTER_MAX_BLOCKS, k, es, &nd);
+}
+/*
+ * The wide start's q for clusters of cs blocks with slices of `slice` elements: each block's
+ * bound is its q-th largest thread maximum, q = ceil(k / cs) + 4 sqrt(ceil(k / cs)) + 1, the margin
+ * that makes rank 0's check hold in rows of random order (air_cluster_wide.cuh (3)). 0 (no wide
+ * start) where q > 512 (the bounds would pass most keys: 1 or 2 blocks at k = 1024), where the
+ * delegate start runs, or where its buffer does not fit beside the slice (8 KB left for the
+ * kernel's static shared memory).
+ */
+static int cluster_wide_q(int cs, int64_t k, int es, int64_t slice, const topk_device_info* dev) {
+  int nd;
+  if (es > 4 || k > env_cluster_wide_kmax() || cluster_dgroup(cs, k, es, &nd) || !dev) return 0;
+  const int64_t q = (k + cs - 1) / cs, qb = q + (int64_t)ceil(4.0 * sqrt((double)q)) + 1;
+  if (qb > 512) return 0;
+  if (air_cluster_smem_bytes(slice, es) + AIR_WIDE_EXTRA > dev->smem_per_block_optin - 8192) return 0;
+  return (int)qb;
+}
+
 /* TOPK_AIR_MIN_TILES=T: MULTI and FUSED blocks get at least T tiles each (measurement; else dflt) */
 static int64_t env_min_tiles(int64_t dflt) {
   const char* s = topk_env("TOPK_AIR_MIN_TILES");
@@ -627,10 +658,18 @@ static int64_t res_grid(topk_dtype dt, int64_t n, int64_t batch, int es, const t
  * 9.67 against 10.39 us); after its staging lost the AND / OR, one f32 row of 262144..393216 too
  * (k = 8..64 0.82-0.98x; graph replay 1 x 262144, k = 50 8.86-8.94 against 9.31-9.45 us). */
 static const int64_t AIR_CLUSTER_OVER_RES_K = 64;
+/* Where CLUSTER's wide start runs (session 40, docs/perf-notes.md v0.40; topk bench, both forced,
+ * same run, normal and uniform, 1-2 rows of 128256..262144, k = 256 / 512 / 1024): CLUSTER, at
+ * 0.43-0.99x RESIDENT's time (k = 1024 0.43-0.93x), but for one f32 row of >= 2^18 with k <= 512
+ * (1 x 262144: 1.01-1.10x). */
+static const int64_t AIR_CLUSTER_WIDE_RES_1ROW_K = 512;
 static int cluster_over_resident(const topk_problem* p, const topk_device_info* dev, int es) {
   unsigned q, j;
   res_delegates(p->k, res_grid(p->dtype, p->n, p->batch, es, dev), &q, &j);
   if (q == 0) return 1;
+  if (cluster_wide_k(p->k, es) &&
+      !(es == 4 && p->batch == 1 && p->n >= AIR_RES_LONG_N && p->k <= AIR_CLUSTER_WIDE_RES_1ROW_K))
+    return 1;
   return p->k <= AIR_CLUSTER_OVER_RES_K && p->k <= env_cluster_del_kmax();
 }
 
@@ -1093,30 +1132,36 @@ static topk_status launch_cluster(const air_layout* L, air_params P, int64_t bat
   int64_t slice = L->cluster_slice;
   int nd16;
   const int grow = forced ? AIR_CLUSTER_MAX_BLOCKS
-                   : cluster_dgroup(AIR_CLUSTER_MAX_BLOCKS, P.k, L->es, &nd16) ? env_cluster_grow_del()
-                                                                              : AIR_CLUSTER_GROW_MAX;
+                   : cluster_dgroup(AIR_CLUSTER_MAX_BLOCKS, P.k, L->es, &nd16) || cluster_wide_k(P.k, L->es)
+                       ? env_cluster_grow_del()
+                       : AIR_CLUSTER_GROW_MAX;
   for (;;) {
     const int c2 = cs * 2;
     if (c2 > grow) break;
-    if (forced ? c2 > forced : (slice * L->es <= AIR_CLUSTER_FAST_SLICE_BYTES || batch * c2 > sms)) break;
+    /* small slices grow on where the wide start runs only at a larger size (k = 1024: from 4 blocks) */
+    const int wide_wants = !forced && cluster_wide_k(P.k, L->es) && !cluster_wide_q(cs, P.k, L->es, slice, dev);
+    if (forced ? c2 > forced
+               : ((slice * L->es <= AIR_CLUSTER_FAST_SLICE_BYTES && !wide_wants) || batch * c2 > sms))
+      break;
     if (c2 == AIR_CLUSTER_MAX_BLOCKS &&
         max_clusters_of_16<DT>(dev ? dev->ordinal : -1, spread, stream) < (forced ? 1 : batch))
       break;
     cs = c2;
     slice = ((len + cs - 1) / cs + v - 1) / v * v;
   }
-  size_t smem = (size_t)air_cluster_smem_bytes(slice, L->es);
-  if (batch * cs <= sms && smem < spread) smem = spread;
-  TOPK_CUDA_TRY(cluster_smem_limit<DT>(dev ? dev->ordinal : 0));
   int ndel;
   const int dgrp = cluster_dgroup(cs, P.k, L->es, &ndel), stamps = env_cluster_stamps();
+  const int wide_q = cluster_wide_q(cs, P.k, L->es, slice, dev);
+  size_t smem = (size_t)air_cluster_smem_bytes(slice, L->es) + (wide_q ? (size_t)AIR_WIDE_EXTRA : 0);
+  if (batch * cs <= sms && smem < spread) smem = spread;
+  TOPK_CUDA_TRY(cluster_smem_limit<DT>(dev ? dev->ordinal : 0));
   for (int64_t row0 = 0; row0 < batch; row0 += 65535) {
     const int64_t rows = batch - row0 < 65535 ? batch - row0 : 65535;
     P.row0 = row0;
     cudaLaunchConfig_t cfg;
     cudaLaunchAttribute attr;
     cluster_config(&cfg, &attr, cs, rows, smem, stream);
-    TOPK_CUDA_TRY(cudaLaunchKernelEx(&cfg, air_cluster_kernel<DT>, P, slice, dgrp, ndel, stamps));
+    TOPK_CUDA_TRY(cudaLaunchKernelEx(&cfg, air_cluster_kernel<DT>, P, slice, dgrp, ndel, wide_q, stamps));
   }
   return TOPK_SUCCESS;
 }

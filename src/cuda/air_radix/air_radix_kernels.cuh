@@ -2056,10 +2056,12 @@ __device__ bool air_cluster_delegates(const air_params& P, unsigned rank, unsign
   return true;
 }
 
+#include "air_cluster_wide.cuh"
+
 template <topk_dtype DT>
 __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(const air_params P, const int64_t slice,
                                                                            const int dgrp, const int ndel,
-                                                                           const int stamps) {
+                                                                           const int wide_q, const int stamps) {
   typedef typename topk_dtype_traits<DT>::raw_t RawT;
   typedef typename topk_dtype_traits<DT>::key_t KeyT;
   constexpr int KB = topk_dtype_traits<DT>::bits;
@@ -2084,8 +2086,11 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
   __shared__ unsigned long long s_ao[2 * NWARP];
   __shared__ unsigned long long s_ao_blk[2]; /* this block's AND and OR of its keys, read by every rank */
   __shared__ air_choice<unsigned> s_choice;
-  __shared__ air_del_sync s_del; /* delegate start: its mbarriers and counts */
-  __shared__ CT s_thr;            /* delegate start: the k-th largest delegate */
+  __shared__ union {
+    air_del_sync del;   /* delegate start: its mbarriers and counts */
+    air_wide_sync wide; /* wide start: its mbarriers, headers and selects */
+  } s_start;
+  __shared__ CT s_thr; /* delegate start: the k-th largest delegate */
 
   const int64_t row = P.row0 + blockIdx.y;
   const air_row_extent R = air_row(P, row);
@@ -2094,7 +2099,10 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
     air_copy_row<DT, unsigned>(P, row, R, (int64_t)rank * NT + threadIdx.x, (int64_t)cs * NT);
     return;
   }
-  if (dgrp > 0) air_cluster_delegates_init<KB>(&s_del, cs, ndel); /* before staging, whose latency hides it */
+  /* a start's init before staging, whose latency hides it (at most one start runs: the host's choice) */
+  const bool del = dgrp > 0, wide = KB <= 32 && wide_q > 0 && !del;
+  if (del) air_cluster_delegates_init<KB>(&s_start.del, cs, ndel);
+  else if (wide) air_cluster_wide_init(&s_start.wide, rank, cs);
 
   /* Stage the rank keys of this block's slice [lo, lo + my_len) of the row. */
   const int64_t lo = (int64_t)rank * slice < R.len ? (int64_t)rank * slice : R.len;
@@ -2105,7 +2113,6 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
    * the largest key for the delegate start. Where the start runs, the AND and OR wait until it
    * falls back to the passes (sorted rows): they are instructions in a loop the SM issues at its
    * limit. */
-  const bool del = dgrp > 0;
   CT k_and = ~(CT)0, k_or = 0;
   CT k_max = 0; /* 16-bit keys: per half */
   {
@@ -2128,7 +2135,7 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
           air_words(kv, kw);
 #pragma unroll
           for (int e = 0; e < NW; ++e) {
-            if (!del) {
+            if (!del && !wide) {
               k_and &= kw[e];
               k_or |= kw[e];
             }
@@ -2152,9 +2159,13 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
   /* small k: the delegate start (cluster-uniform; its block barrier after the group maxima comes
    * before any thread reads keys another staged) */
   if (del && air_cluster_delegates<DT>(P, rank, cs, row, R, lo, s_key, my_len, nvec, (KeyT)k_max, dgrp, ndel,
-                                       (unsigned char*)s_hist2, &s_del, &s_thr, t0, stamps != 0))
+                                       (unsigned char*)s_hist2, &s_start.del, &s_thr, t0, stamps != 0))
     return;
-  if (del) /* fallen back to the passes: the AND and OR of this thread's staged vectors now */
+  if constexpr (KB <= 32) /* k up to 1024: the wide start (its buffer: s_hist2 and AIR_WIDE_EXTRA bytes after it) */
+    if (wide && air_cluster_wide<DT>(P, rank, cs, row, R, lo, s_key, my_len, nvec, (KeyT)k_max, (unsigned)wide_q,
+                                     (unsigned long long*)s_hist2, &s_start.wide, t0, stamps != 0))
+      return;
+  if (del || wide) /* fallen back to the passes: the AND and OR of this thread's staged vectors now */
     for (int v = threadIdx.x; v < nvec; v += NT) {
       CT kw[NW];
       air_words(((const uint4*)s_key)[v], kw);

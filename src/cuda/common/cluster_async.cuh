@@ -97,6 +97,25 @@ __device__ __forceinline__ void cluster_send(T* p, unsigned rank, T v, unsigned 
   }
 }
 
+/*
+ * Bulk pushes (the async proxy's copy engine): `bytes` (a multiple of 16, both addresses 16-byte
+ * aligned) from this block's shared memory at src to the same offset as dst in block `rank`,
+ * counted on that block's mbarrier bar: one mbarrier update for the whole run, where st.async
+ * makes one an element (~1.5k st.async into one block took ~3 us, docs/perf-notes.md v0.40).
+ * The writers of src call bulk_fence() before the block barrier after which one thread sends;
+ * the sender calls bulk_wait_read() before src is rewritten or the block exits.
+ */
+__device__ __forceinline__ void bulk_fence() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+__device__ __forceinline__ void cluster_bulk_send(const void* dst, unsigned rank, const void* src, unsigned bytes,
+                                                  unsigned long long* bar) {
+  asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                   cluster_map(smem_addr(dst), rank)),
+               "r"(smem_addr(src)), "r"(bytes), "r"(cluster_map(smem_addr(bar), rank))
+               : "memory");
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+__device__ __forceinline__ void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); }
+
 /* The cluster barrier without a fence (every thread of the block, warp-aligned). */
 __device__ __forceinline__ void cluster_arrive_relaxed() {
   asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");

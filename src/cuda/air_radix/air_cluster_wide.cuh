@@ -1,0 +1,362 @@
+/*
+ * air_cluster_wide.cuh: CLUSTER's wide start, for k up to 1024 and keys of up to 32 bits, in one
+ * exchange between the blocks (included by air_radix_kernels.cuh, before the cluster kernel).
+ *
+ * Why: at k = 1024 the LLM-sampling shapes ran the radix passes (13-22 us a call on the H100,
+ * docs/perf-notes.md v0.39), each pass a round of cluster messages, and the delegate start
+ * (air_cluster_delegates) ranks its delegates and candidates by quadratic counts, which bounds
+ * it to k <= 128. This start sends every candidate once and ranks them by a radix select in one
+ * block, so its time grows with the candidates (~1.5k at k = 1024), not with their square.
+ *
+ *  (1) Each block's bound thr_b: its q-th largest thread maximum (each thread's largest staged
+ *      key, taken while staging), to 16 bits below the bits all the maxima share, by two 8-bit
+ *      radix digits over the 1024 maxima; the bound is the lower edge of the chosen bin, so
+ *      >= q keys of the block are >= thr_b. q = ceil(k / cs) plus a margin (the host's
+ *      wide_q): see (3).
+ *  (2) Each block writes its keys >= thr_b, as (key << 32 | ~index), at their place in its
+ *      segment of rank 0's buffer (AIR_WIDE_CAND / cs entries) in its own shared memory, and
+ *      sends the segment to rank 0 in one bulk copy, then its count and thr_b (st.async). One
+ *      exchange, pushes only (cluster_async.cuh).
+ *  (3) Rank 0 holds U, every block's keys >= its own bound. With M the largest bound: every key
+ *      of the row >= M is in U (it is >= its block's bound). So if U holds >= k keys >= M, the
+ *      row's k best (by key, then lower index) are U's k best. That is the check; the margin
+ *      on q makes it hold in rows of random order (a numpy simulation of normal and uniform
+ *      rows, cs 4..16, k 50 and 1024, margin 4 sqrt(q): held in every trial, ~1.3-1.6k
+ *      candidates at k = 1024). Where it fails, or a segment overflowed (sorted rows, heavy
+ *      ties), rank 0 tells every block and the cluster runs the radix passes: same results.
+ *  (4) Rank 0: the k-th largest composite of U's keys >= M by 8-bit radix digits, from below the
+ *      bits those keys share, then (ties at the k-th key) the index bits below those every index
+ *      of the row leaves 0 (composites are distinct, so exactly k are >= it; the select stops
+ *      where its bin holds exactly what is left), and
+ *      the k composites >= it written out, in no order (sorted output is sorted after the
+ *      kernel, as for the passes).
+ * Rank 0 sends the verdict of (3) to every other block, which waits for it (it must run the
+ * passes if the check failed); the waits are off rank 0's path.
+ */
+#ifndef TOPK_CUDA_AIR_RADIX_AIR_CLUSTER_WIDE_CUH
+#define TOPK_CUDA_AIR_RADIX_AIR_CLUSTER_WIDE_CUH
+
+enum {
+  AIR_WIDE_CAND = 4096,                                   /* rank 0's candidate entries (8 bytes each) */
+  AIR_WIDE_SCRATCH = AIR_WIDE_CAND * 8,                   /* bytes: the histograms' space and what follows */
+  AIR_WIDE_EXTRA = AIR_WIDE_SCRATCH - AIR_CLUSTER_SCRATCH /* dynamic shared memory the start adds */
+};
+static_assert(AIR_WIDE_EXTRA >= 0, "the wide start's buffer covers the histograms' space");
+
+/* The wide start's shared state (beside the delegate start's, in a union). */
+struct air_wide_sync {
+  unsigned long long bar[3];                   /* rank 0: headers, candidates; others: the verdict */
+  unsigned long long hdr[AIR_CLUSTER_MAX_BLOCKS]; /* rank 0's: block b's count << 32 | thr_b */
+  unsigned verdict;                            /* others': 1 the start is done, 0 run the passes */
+  unsigned mine;                               /* this block's candidates */
+  unsigned out;                                /* rank 0: the next output slot */
+  unsigned hist[2][256];                       /* the radix selects' digits, double-buffered */
+  unsigned wred[2][AIR_CLUSTER_THREADS / 32];  /* warp AND / OR of the thread maxima, of rank 0's kept keys */
+  unsigned wcnt[AIR_CLUSTER_THREADS / 32];     /* rank 0: warp counts of the kept keys */
+  unsigned sel[3];                             /* the select's chosen bin: keys above it left, its count; members gathered */
+  unsigned long long small[32];                /* the exact select's last bin, gathered */
+  unsigned long long exact;                    /* ... and its answer */
+};
+enum { AIR_WIDE_BAR_HDR = 0, AIR_WIDE_BAR_CAND = 1, AIR_WIDE_BAR_VERDICT = 2 };
+
+/* At the kernel's start, before staging: what each barrier expects is known now (rank 0's
+ * candidate bytes only once the headers are in). Then every thread arrives on the cluster
+ * barrier that air_cluster_wide waits on before its first push. */
+__device__ __forceinline__ void air_cluster_wide_init(air_wide_sync* S, unsigned rank, unsigned cs) {
+  if (threadIdx.x == 0) {
+    for (int b = 0; b < 3; ++b) mbar_init(&S->bar[b]);
+    S->mine = 0;
+    S->out = 0;
+    if (rank == 0) mbar_expect_tx(&S->bar[AIR_WIDE_BAR_HDR], cs * 8u);
+    else mbar_expect_tx(&S->bar[AIR_WIDE_BAR_VERDICT], 4u);
+    cluster_mbar_init_fence();
+  }
+  for (int i = threadIdx.x; i < 256; i += AIR_CLUSTER_THREADS) S->hist[0][i] = 0;
+  cluster_arrive_relaxed();
+}
+
+/*
+ * The block's radix select over the values v[0..NV) of each thread (live[j]) whose bits under
+ * `mask` equal `pre`: the digits of bits [lo, hi) of the q-th largest of them, 8 bits at a time
+ * from the top, added to pre and mask; q becomes what is left to take from the chosen prefix.
+ * Returns true where it stopped early: the last chosen digit's bin holds exactly the q values
+ * still wanted, so exactly the wanted count is >= pre (the rest 0); or fewer than q values were
+ * live (pre = 0: all pass). Else pre is the lower edge of the q-th's bin at bit lo. S->hist[0]
+ * must be zero on entry and is zero again on return. Block-uniform arguments; every thread
+ * calls it; two barriers a digit.
+ */
+template <typename T, int NV, bool EXACT>
+__device__ bool air_wide_select(const T (&v)[NV], const bool (&live)[NV], int hi, int lo, T& mask, T& pre, unsigned& q,
+                                int nwarps, air_wide_sync* S) {
+  bool done = false;
+  const unsigned t = threadIdx.x, lane = t & 31, warp = t >> 5;
+  int p = 0;
+  for (int top = hi; top > lo; top -= 8, ++p) {
+    const int shift = top - 8 > lo ? top - 8 : lo, width = top - shift;
+    const T dmask = (T)(((T)1 << width) - 1) << shift;
+    unsigned* h = S->hist[p & 1];
+    /* Plain atomics: the compiler makes a warp's same-address increments one ATOMS.POPC.INC.
+     * (Warp aggregation by __match_any_sync, or by peeling the warp's first two digits with
+     * ballots, measured slower: thr_b 2.1 / 2.0 us against 1.4, docs/perf-notes.md v0.40.) */
+    if ((int)warp < nwarps) /* warps past nwarps hold no value (block-uniform nwarps) */
+#pragma unroll
+      for (int j = 0; j < NV; ++j)
+        if (live[j] && (v[j] & mask) == pre) atomicAdd(&h[(unsigned)((v[j] & dmask) >> shift)], 1u);
+    if (t < 256) S->hist[(p + 1) & 1][t] = 0; /* the next digit's */
+    __syncthreads();
+    if (t < 32) { /* lane l: bins 255 - 8l .. 248 - 8l, largest first */
+      unsigned c[8], s = 0;
+#pragma unroll
+      for (int j = 0; j < 8; ++j) s += c[j] = h[255 - 8 * (int)lane - j];
+      const unsigned inc = air_warp_incl_sum(s), ex = inc - s;
+      if (ex < q && q <= inc) { /* this lane holds the bin of the q-th value */
+        unsigned above = ex;
+        for (int j = 0; j < 8; ++j) {
+          if (above + c[j] >= q) {
+            S->sel[0] = (unsigned)(255 - 8 * (int)lane - j) | (q - above) << 8; /* digit, what is left */
+            S->sel[1] = c[j];
+            break;
+          }
+          above += c[j];
+        }
+      } else if (lane == 31 && inc < q) { /* fewer than q: every value passes */
+        S->sel[0] = 0xFFFFFFFFu;
+      }
+      if (lane == 0) S->sel[2] = 0;
+    }
+    __syncthreads();
+    const unsigned s0 = S->sel[0], cnt = S->sel[1];
+    if (s0 == 0xFFFFFFFFu) {
+      pre = 0;
+      done = true;
+      break;
+    }
+    pre |= (T)(s0 & 255u) << shift;
+    mask |= dmask;
+    q = s0 >> 8;
+    if (cnt == q) { /* the whole bin is taken: exactly the wanted count is >= its lower edge */
+      done = true;
+      break;
+    }
+    if (EXACT && cnt <= 32) { /* a few values left: warp 0 ranks them (distinct values) for the q-th */
+      if ((int)warp < nwarps)
+#pragma unroll
+        for (int j = 0; j < NV; ++j)
+          if (live[j] && (v[j] & mask) == pre) S->small[atomicAdd(&S->sel[2], 1u)] = (unsigned long long)v[j];
+      __syncthreads();
+      if (t < 32) {
+        const unsigned long long x = lane < cnt ? S->small[lane] : 0ull;
+        unsigned r = 0;
+        for (unsigned j = 0; j < cnt; ++j) r += __shfl_sync(0xffffffffu, x, (int)j) > x;
+        if (lane < cnt && r == q - 1) S->exact = x;
+      }
+      __syncthreads();
+      pre = (T)S->exact;
+      mask = ~(T)0;
+      done = true;
+      break;
+    }
+  }
+  /* hist[(p + 1) & 1] (or hist[p & 1] after a break at digit p) was zeroed; make hist[0] so */
+  if (t < 256) S->hist[0][t] = 0;
+  __syncthreads();
+  return done;
+}
+
+/* Returns true when the row is done (the block returns), false when the radix passes must run. */
+template <topk_dtype DT>
+__device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs, int64_t row,
+                                 const air_row_extent& R, int64_t lo, const typename topk_dtype_traits<DT>::key_t* s_key,
+                                 int my_len, int nvec, typename topk_dtype_traits<DT>::key_t mine_max, unsigned qb,
+                                 unsigned long long* s_cand, air_wide_sync* S, unsigned long long t0, bool stamps) {
+  typedef typename topk_dtype_traits<DT>::raw_t RawT;
+  typedef typename topk_dtype_traits<DT>::key_t KeyT;
+  constexpr int KB = topk_dtype_traits<DT>::bits;
+  static_assert(KB <= 32, "the wide start packs a key and an index in 64 bits");
+  typedef unsigned CT;
+  constexpr int NT = AIR_CLUSTER_THREADS, V = 16 / (int)sizeof(RawT), NW = 4;
+  constexpr int NV = AIR_WIDE_CAND / NT; /* rank 0's candidates a thread */
+  const unsigned t = threadIdx.x, lane = t & 31, warp = t >> 5;
+  const bool solo = cs == 1;
+  const int lg_seg = (__ffs(AIR_WIDE_CAND) - 1) - (__ffs((int)cs) - 1);
+  const unsigned seg = 1u << lg_seg;
+  unsigned long long ts[9] = {}; /* stamps only: %globaltimer at the steps (printed by every block) */
+#define AIR_WIDE_STAMP(i) \
+  if (stamps && t == 0) ts[i] = air_now();
+  AIR_WIDE_STAMP(0);
+
+  /* (1) thr_b: the qb-th largest thread maximum, to 16 bits below the bits they all share. (The
+   * maxima of groups of 2 or 4 threads, fewer values in fewer warps, measured no faster and
+   * passed ~20 % more candidates: docs/perf-notes.md v0.40.) */
+  const CT mx = (CT)mine_max;
+  {
+    const CT a = __reduce_and_sync(0xffffffffu, mx), o = __reduce_or_sync(0xffffffffu, mx);
+    if (lane == 0) {
+      S->wred[0][warp] = a;
+      S->wred[1][warp] = o;
+    }
+  }
+  __syncthreads(); /* also: the slice is staged, the init's hist zeroing seen */
+  CT thr_b;
+  {
+    const CT a = __reduce_and_sync(0xffffffffu, S->wred[0][lane]), o = __reduce_or_sync(0xffffffffu, S->wred[1][lane]);
+    const int hi = 32 - __clz((int)(a ^ o)); /* bits below the shared ones; 0 if all maxima are equal */
+    const CT above = hi >= 32 ? 0u : ~((1u << hi) - 1u);
+    const CT v[1] = {mx};
+    const bool live[1] = {true};
+    CT mask = above, pre = a & above;
+    unsigned q = qb;
+    if (hi > 0) air_wide_select<CT, 1, false>(v, live, hi, hi > 16 ? hi - 16 : 0, mask, pre, q, NT / 32, S);
+    thr_b = pre; /* all maxima equal (hi = 0): that maximum */
+  }
+  AIR_WIDE_STAMP(1);
+  cluster_wait(); /* the kernel start's arrival: every block runs and has its mbarriers */
+  AIR_WIDE_STAMP(8);
+
+  /* (2) this block's keys >= thr_b: written locally at their place in rank 0's buffer (slots by a
+   * count, then a second look at the thread's keys; only threads whose maximum reaches thr_b, ~10 %),
+   * then sent in one bulk copy, and the count and thr_b after it */
+  const KeyT thr = (KeyT)thr_b;
+  auto each_key = [&](auto&& f) { /* f(i, key) for this thread's keys >= thr */
+    const CT lim1 = KB == 16 ? (CT)(thr - 1) * 0x10001u : (CT)(thr - 1);
+    for (int v = (int)t; v < nvec; v += NT) {
+      const uint4 q = ((const uint4*)s_key)[v];
+      if (thr != 0 && !air_any_gt(q, lim1, KB)) continue;
+      CT w[NW];
+      air_words(q, w);
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        const CT x = air_key_at<KB>(w, e);
+        if (x >= (CT)thr) f(v * V + e, (KeyT)x);
+      }
+    }
+    for (int i = nvec * V + (int)t; i < my_len; i += NT)
+      if (s_key[i] >= thr) f(i, s_key[i]);
+  };
+  unsigned long long* my_seg = s_cand + (rank << lg_seg);
+  unsigned c = 0;
+  if (mine_max >= thr) each_key([&](int, KeyT) { ++c; });
+  if (__any_sync(0xffffffffu, c != 0)) {
+    const unsigned x = air_warp_incl_sum(c);
+    unsigned base = 0;
+    if (lane == 31) base = atomicAdd(&S->mine, x);
+    unsigned slot = __shfl_sync(0xffffffffu, base, 31) + x - c;
+    if (c != 0) {
+      each_key([&](int i, KeyT key) {
+        if (slot < seg) my_seg[slot] = (unsigned long long)key << 32 | (unsigned)~(unsigned)(lo + i);
+        ++slot;
+      });
+      bulk_fence(); /* the writes, before the async proxy reads them */
+    }
+  }
+  __syncthreads(); /* S->mine is final, the segment written */
+  AIR_WIDE_STAMP(2);
+  if (t == 0) {
+    const unsigned n = S->mine < seg ? S->mine : seg, bytes = (n * 8u + 15u) & ~15u;
+    if (rank != 0 && bytes) cluster_bulk_send(my_seg, 0u, my_seg, bytes, &S->bar[AIR_WIDE_BAR_CAND]);
+    cluster_send<unsigned long long>(&S->hdr[rank], 0u, (unsigned long long)S->mine << 32 | thr_b,
+                                     &S->bar[AIR_WIDE_BAR_HDR], solo);
+    if (rank != 0 && bytes) bulk_wait_read(); /* before the block rewrites or leaves its segment */
+  }
+  auto print_stamps = [&](unsigned c_all, CT m) {
+    if (stamps && t == 0)
+      printf("WIDESTAMP rank=%u n=%lld k=%lld cs=%u q=%u mine=%u c=%u M=%u 0:%llu 1:%llu 2:%llu 3:%llu 4:%llu 5:%llu "
+             "6:%llu 7:%llu w:%llu\n",
+             rank, (long long)R.len, (long long)P.k, cs, qb, S->mine, c_all, m, ts[0] - t0, ts[1] - t0, ts[2] - t0,
+             ts[3] - t0, ts[4] - t0, ts[5] - t0, ts[6] - t0, ts[7] - t0, ts[8] - t0);
+  };
+  if (rank != 0) {
+    mbar_wait(&S->bar[AIR_WIDE_BAR_VERDICT], 0);
+    AIR_WIDE_STAMP(3);
+    ts[4] = ts[5] = ts[6] = ts[7] = ts[3];
+    print_stamps(0u, 0u);
+    return S->verdict != 0;
+  }
+  if (solo) __syncthreads();
+
+  /* (3) rank 0: the headers, then the candidates they announce, then the check over the keys >= M
+   * (the others cannot be among the k: U holds >= k keys >= M where the check passes) */
+  mbar_wait(&S->bar[AIR_WIDE_BAR_HDR], 0);
+  AIR_WIDE_STAMP(3);
+  const unsigned long long h = lane < cs ? S->hdr[lane] : 0ull;
+  const unsigned hc = (unsigned)(h >> 32), hn = hc < seg ? hc : seg;
+  const unsigned total = __reduce_add_sync(0xffffffffu, hn);
+  const unsigned bulk = __reduce_add_sync(0xffffffffu, lane > 0 && lane < cs ? (hn * 8u + 15u) & ~15u : 0u);
+  const bool over = __any_sync(0xffffffffu, hc > seg);
+  const CT M = __reduce_max_sync(0xffffffffu, (CT)h);
+  if (t == 0) mbar_expect_tx(&S->bar[AIR_WIDE_BAR_CAND], bulk);
+  mbar_wait(&S->bar[AIR_WIDE_BAR_CAND], 0);
+  AIR_WIDE_STAMP(4);
+  unsigned long long cv[NV];
+  bool cl[NV];
+  unsigned nge = 0;
+  CT ka = ~0u, ko = 0u; /* the AND and OR of the kept keys: the select starts below their shared bits */
+#pragma unroll
+  for (int j = 0; j < NV; ++j) {
+    const unsigned p = t + (unsigned)j * NT, b = p >> lg_seg;
+    const unsigned hb = (unsigned)(S->hdr[b] >> 32);
+    cv[j] = (p & (seg - 1)) < hb ? s_cand[p] : 0ull;
+    const CT key = (CT)(cv[j] >> 32);
+    cl[j] = (p & (seg - 1)) < hb && key >= M;
+    if (cl[j]) {
+      ++nge;
+      ka &= key;
+      ko |= key;
+    }
+  }
+  nge = __reduce_add_sync(0xffffffffu, nge);
+  ka = __reduce_and_sync(0xffffffffu, ka);
+  ko = __reduce_or_sync(0xffffffffu, ko);
+  if (lane == 0) {
+    S->wred[0][warp] = ka;
+    S->wred[1][warp] = ko;
+    S->wcnt[warp] = nge;
+  }
+  __syncthreads();
+  nge = __reduce_add_sync(0xffffffffu, S->wcnt[lane]);
+  ka = __reduce_and_sync(0xffffffffu, S->wred[0][lane]);
+  ko = __reduce_or_sync(0xffffffffu, S->wred[1][lane]);
+  const bool ok = !over && (int64_t)nge >= P.k;
+  if (t > 0 && t < cs) cluster_send<unsigned>(&S->verdict, t, ok ? 1u : 0u, &S->bar[AIR_WIDE_BAR_VERDICT], solo);
+  if (!ok) {
+    __syncthreads(); /* the passes rewrite this scratch */
+    return false;
+  }
+
+  /* (4) the k-th largest composite, and the k composites >= it */
+  /* the keys' bits below those the kept keys share; then, where ties at the k-th key remain, the
+   * index bits below those every index < len leaves 0 (their complements 1) */
+  const int hi = 32 + 32 - __clz((int)(ka ^ ko));
+  unsigned long long mask = hi >= 64 ? 0ull : ~((1ull << hi) - 1ull), B = ((unsigned long long)ka << 32) & mask;
+  unsigned q = (unsigned)P.k;
+  if (!air_wide_select<unsigned long long, NV, true>(cv, cl, hi, 32, mask, B, q, NT / 32, S)) {
+    const int ib = R.len > 1 ? 64 - __clzll((long long)(R.len - 1)) : 0; /* index bits (<= 32) */
+    const unsigned long long ones = ib >= 32 ? 0ull : (0xFFFFFFFFull << ib) & 0xFFFFFFFFull;
+    mask |= ones;
+    B |= ones;
+    air_wide_select<unsigned long long, NV, true>(cv, cl, ib, 0, mask, B, q, NT / 32, S);
+  }
+  AIR_WIDE_STAMP(5);
+  const RawT* in_row = (const RawT*)P.in + R.start;
+  unsigned mine = 0;
+#pragma unroll
+  for (int j = 0; j < NV; ++j) mine += cl[j] && cv[j] >= B;
+  const unsigned x = air_warp_incl_sum(mine);
+  unsigned base = 0;
+  if (lane == 31 && x) base = atomicAdd(&S->out, x);
+  unsigned slot = __shfl_sync(0xffffffffu, base, 31) + x - mine;
+  AIR_WIDE_STAMP(6);
+#pragma unroll
+  for (int j = 0; j < NV; ++j)
+    if (cl[j] && cv[j] >= B) {
+      const KeyT key = (KeyT)(cv[j] >> 32);
+      const unsigned idx = ~(unsigned)cv[j];
+      air_emit(P, row, (int64_t)slot++, topk_raw_of_key<DT>(key, P.smallest != 0, in_row, idx), key, idx);
+    }
+  AIR_WIDE_STAMP(7);
+  print_stamps(total, M);
+#undef AIR_WIDE_STAMP
+  return true;
+}
+
+#endif /* TOPK_CUDA_AIR_RADIX_AIR_CLUSTER_WIDE_CUH */

@@ -1678,7 +1678,10 @@ __device__ __forceinline__ void air_cluster_choose(const cooperative_groups::clu
     }
   }
   __syncthreads();
-  const unsigned g = s_sel[0], gbefore = s_sel[1];
+  /* s_sel is not zeroed a pass: where no lane chose (a broken invariant) the last pass's group,
+   * clamped, keeps the reads in bounds (zeroing it at a pass's start was the one access
+   * compute-sanitizer's racecheck flagged in these passes, on sorted rows, docs/perf-notes.md v0.40) */
+  const unsigned g = min(s_sel[0], (unsigned)AIR_CLUSTER_GROUPS - 1u), gbefore = s_sel[1];
   if (t < cs * 32) {
     const unsigned v = cluster.map_shared_rank(s_hist, t / 32)[g * 32 + (t % 32)];
     if (v) atomicAdd(&s_btot[t % 32], v);
@@ -2196,6 +2199,7 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
       s_ao_blk[0] = a;
       s_ao_blk[1] = o;
       s_next_slot = 0; /* before pass 0's cluster barrier, so before any block's atomics on it */
+      s_sel[0] = s_sel[1] = 0; /* defined before pass 0's choice, which reads it */
     }
     blk_o = o;
     blk_c = P.common_prefix && my_len > 0 ? air_common_bits<KB>(a, o) : 0;
@@ -2215,10 +2219,6 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
     for (int b = threadIdx.x; b < AIR_CLUSTER_BINS; b += NT) s_loc[b] = 0; /* narrower digits: the top bins stay 0 */
     if (threadIdx.x < AIR_CLUSTER_GROUPS) s_gtot[threadIdx.x] = 0;
     if (threadIdx.x < 32) s_btot[threadIdx.x] = 0;
-    if (threadIdx.x == 0) { /* defined (in bounds) even if the invariant were broken */
-      s_sel[0] = 0;
-      s_sel[1] = 0;
-    }
     __syncthreads();
     if (blk_c >= level + width) { /* block-uniform: every key of the slice has the same digit */
       const unsigned long long top = (blk_o & (unsigned long long)kmask) >> shift; /* level + width bits */

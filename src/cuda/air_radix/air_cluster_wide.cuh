@@ -174,7 +174,7 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
   constexpr int KB = topk_dtype_traits<DT>::bits;
   static_assert(KB <= 32, "the wide start packs a key and an index in 64 bits");
   typedef unsigned CT;
-  constexpr int NT = AIR_CLUSTER_THREADS, V = 16 / (int)sizeof(RawT), NW = 4;
+  constexpr int NT = AIR_CLUSTER_THREADS;
   constexpr int NV = AIR_WIDE_CAND / NT; /* rank 0's candidates a thread */
   const unsigned t = threadIdx.x, lane = t & 31, warp = t >> 5;
   const bool solo = cs == 1;
@@ -217,22 +217,7 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
    * count, then a second look at the thread's keys; only threads whose maximum reaches thr_b, ~10 %),
    * then sent in one bulk copy, and the count and thr_b after it */
   const KeyT thr = (KeyT)thr_b;
-  auto each_key = [&](auto&& f) { /* f(i, key) for this thread's keys >= thr */
-    const CT lim1 = KB == 16 ? (CT)(thr - 1) * 0x10001u : (CT)(thr - 1);
-    for (int v = (int)t; v < nvec; v += NT) {
-      const uint4 q = ((const uint4*)s_key)[v];
-      if (thr != 0 && !air_any_gt(q, lim1, KB)) continue;
-      CT w[NW];
-      air_words(q, w);
-#pragma unroll
-      for (int e = 0; e < V; ++e) {
-        const CT x = air_key_at<KB>(w, e);
-        if (x >= (CT)thr) f(v * V + e, (KeyT)x);
-      }
-    }
-    for (int i = nvec * V + (int)t; i < my_len; i += NT)
-      if (s_key[i] >= thr) f(i, s_key[i]);
-  };
+  auto each_key = [&](auto&& f) { air_cluster_each_key<DT>(s_key, my_len, nvec, thr, f); }; /* this thread's keys >= thr */
   unsigned long long* my_seg = s_cand + (rank << lg_seg);
   unsigned c = 0;
   if (mine_max >= thr) each_key([&](int, KeyT) { ++c; });

@@ -1822,6 +1822,34 @@ __device__ void air_cluster_first_ties(const typename topk_dtype_traits<DT>::key
   }
 }
 
+/* The starts' scans of this thread's staged keys (its vectors t, t + NT, ..., then its share of the
+ * slice's scalar tail): f(i, key) for each key >= lim, i the slice position; a vector with no key
+ * >= lim is skipped after one compare of its words (most are, at the starts' thresholds). */
+template <topk_dtype DT, typename F>
+__device__ __forceinline__ void air_cluster_each_key(const typename topk_dtype_traits<DT>::key_t* s_key, int my_len,
+                                                     int nvec, typename topk_dtype_traits<DT>::key_t lim, F&& f) {
+  typedef typename topk_dtype_traits<DT>::raw_t RawT;
+  typedef typename topk_dtype_traits<DT>::key_t KeyT;
+  constexpr int KB = topk_dtype_traits<DT>::bits;
+  typedef typename air_cword<KB>::type CT;
+  constexpr int NT = AIR_CLUSTER_THREADS, V = 16 / (int)sizeof(RawT), NW = (int)(16 / sizeof(CT));
+  const int t = (int)threadIdx.x;
+  const CT lim1 = KB == 16 ? (CT)(lim - 1) * (CT)0x10001u : (CT)(lim - 1);
+  for (int v = t; v < nvec; v += NT) {
+    const uint4 q = ((const uint4*)s_key)[v];
+    if (lim != 0 && !air_any_gt(q, lim1, KB)) continue;
+    CT w[NW];
+    air_words(q, w);
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      const CT x = air_key_at<KB>(w, e);
+      if (x >= (CT)lim) f(v * V + e, (KeyT)x);
+    }
+  }
+  for (int i = nvec * V + t; i < my_len; i += NT)
+    if (s_key[i] >= lim) f(i, s_key[i]);
+}
+
 /* Returns true when the row is done (the block returns), false when the radix passes must run. */
 template <topk_dtype DT>
 __device__ bool air_cluster_delegates(const air_params& P, unsigned rank, unsigned cs, int64_t row,
@@ -1836,7 +1864,7 @@ __device__ bool air_cluster_delegates(const air_params& P, unsigned rank, unsign
   constexpr int KB = topk_dtype_traits<DT>::bits;
   typedef typename air_cword<KB>::type CT; /* also what shuffles take */
   typedef CT DelT; /* a pushed delegate: 32-bit words for keys of up to 32 bits */
-  constexpr int NT = AIR_CLUSTER_THREADS, V = 16 / (int)sizeof(RawT), NW = (int)(16 / sizeof(CT));
+  constexpr int NT = AIR_CLUSTER_THREADS;
   static_assert(AIR_CLUSTER_DEL_BLOCK_MAX * sizeof(KeyT) <= 4096 &&
                     (KB == 64 ? AIR_CLUSTER_DEL_MAX / 2 : AIR_CLUSTER_DEL_MAX) * sizeof(DelT) <= 4096 &&
                     AIR_CLUSTER_CAND_MAX * (KB == 64 ? 12 : 8) <= AIR_CLUSTER_SCRATCH - 8192,
@@ -1860,22 +1888,7 @@ __device__ bool air_cluster_delegates(const air_params& P, unsigned rank, unsign
   }
 
   /* this thread's keys (the vectors it staged, then its scalar tail): f(i, key) for each key >= lim */
-  auto each_key = [&](KeyT lim, auto&& f) {
-    const CT lim1 = KB == 16 ? (CT)(lim - 1) * (CT)0x10001u : (CT)(lim - 1);
-    for (int v = (int)t; v < nvec; v += NT) {
-      const uint4 q = ((const uint4*)s_key)[v];
-      if (lim != 0 && !air_any_gt(q, lim1, KB)) continue;
-      CT w[NW];
-      air_words(q, w);
-#pragma unroll
-      for (int e = 0; e < V; ++e) {
-        const CT x = air_key_at<KB>(w, e);
-        if (x >= (CT)lim) f(v * V + e, (KeyT)x);
-      }
-    }
-    for (int i = nvec * V + (int)t; i < my_len; i += NT)
-      if (s_key[i] >= lim) f(i, s_key[i]);
-  };
+  auto each_key = [&](KeyT lim, auto&& f) { air_cluster_each_key<DT>(s_key, my_len, nvec, lim, f); };
 
   /* (1) group maxima (an empty group's is 0), this block's D / cs delegates pushed to every block.
    * A group is dgrp threads; each thread's largest key (mine_max) was taken while it staged its

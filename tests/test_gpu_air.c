@@ -812,7 +812,8 @@ TEST(cluster_delegates) {
  * at k = 1024 over rows of the LLM vocabularies' lengths, and at k = 129 and 50; sorted and
  * all-equal rows and heavy ties (a segment overflows or rank 0's check fails: the radix passes run
  * after the start); ties at the k-th key across blocks (zipf, 16-bit keys); every cluster size;
- * blocks with empty slices, misaligned rows, rows of k + 1; 64-bit keys, which it leaves to the passes.
+ * slices of a few dozen keys (rows of k + 1 over 16 blocks), misaligned rows; 64-bit keys, which it leaves
+ * to the passes.
  */
 TEST(cluster_wide) {
   static const topk_dtype dts[] = {TOPK_F32, TOPK_BF16, TOPK_F16, TOPK_I32, TOPK_U32, TOPK_F64};

@@ -9,10 +9,11 @@
  * block, so its time grows with the candidates (~1.5k at k = 1024), not with their square.
  *
  *  (1) Each block's bound thr_b: its q-th largest thread maximum (each thread's largest staged
- *      key, taken while staging), to 16 bits below the bits all the maxima share, by two 8-bit
- *      radix digits over the 1024 maxima; the bound is the lower edge of the chosen bin, so
- *      >= q keys of the block are >= thr_b. q = ceil(k / cs) plus a margin (the host's
- *      wide_q): see (3).
+ *      key, taken while staging), by 8-bit radix digits of (maximum - the smallest maximum) over
+ *      the 1024 maxima, stopping at the first digit whose bin holds few maxima (one digit on
+ *      rows of random order, two where an outlying maximum stretches the span); the bound is
+ *      the lower edge of the chosen bin, so >= q keys of the block are >= thr_b. q = ceil(k /
+ *      cs) plus a margin (the host's wide_q): see (3).
  *  (2) Each block writes its keys >= thr_b, as (key << 32 | ~index), at their place in its
  *      segment of rank 0's buffer (AIR_WIDE_CAND / cs entries) in its own shared memory, and
  *      sends the segment to rank 0 in one bulk copy, then its count and thr_b (st.async). One
@@ -50,7 +51,7 @@ struct air_wide_sync {
   unsigned verdict;                            /* others': 1 the start is done, 0 run the passes */
   unsigned mine;                               /* this block's candidates */
   unsigned out;                                /* rank 0: the next output slot */
-  unsigned hist[2][256];                       /* the radix selects' digits, double-buffered */
+  __align__(16) unsigned hist[2][256];         /* the radix selects' digits, double-buffered */
   unsigned wred[2][AIR_CLUSTER_THREADS / 32];  /* warp AND / OR of the thread maxima, of rank 0's kept keys */
   unsigned wcnt[AIR_CLUSTER_THREADS / 32];     /* rank 0: warp counts of the kept keys */
   unsigned sel[3];                             /* the select's chosen bin: keys above it left, its count; members gathered */
@@ -76,54 +77,105 @@ __device__ __forceinline__ void air_cluster_wide_init(air_wide_sync* S, unsigned
 }
 
 /*
+ * Warp 0's choice in a 256-bin histogram h: the bin holding the q-th largest value. Lane l reads
+ * bins 8l .. 8l + 7 (two 16-byte loads), the lanes' sums are suffix-summed by shuffles, and the lane
+ * whose bins hold the q-th picks its bin in registers (unrolled, no early exit: an indexed array or a
+ * break put the counts in local memory). Writes sel[0] = digit | (q - values in higher bins) << 8
+ * and sel[1] = the bin's count, or sel[0] = ~0 where h holds fewer than q values; sel[2] = 0.
+ */
+__device__ __forceinline__ void air_wide_pick_bin(const unsigned* h, unsigned q, unsigned* sel) {
+  const unsigned lane = threadIdx.x & 31;
+  const uint4 a = ((const uint4*)h)[2 * lane], b = ((const uint4*)h)[2 * lane + 1];
+  const unsigned c[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+  unsigned s = 0;
+#pragma unroll
+  for (int j = 0; j < 8; ++j) s += c[j];
+  unsigned incl = s; /* values in bins >= 8 lane */
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const unsigned y = __shfl_down_sync(0xffffffffu, incl, o);
+    if (lane + o < 32) incl += y;
+  }
+  const unsigned ex = incl - s; /* values in bins >= 8 lane + 8 */
+  if (ex < q && q <= incl) {
+    unsigned above = ex, d = 0, left = 0, cnt = 0;
+    bool found = false;
+#pragma unroll
+    for (int j = 7; j >= 0; --j) {
+      const bool here = !found && above + c[j] >= q;
+      if (here) {
+        d = 8 * lane + (unsigned)j;
+        left = q - above;
+        cnt = c[j];
+      }
+      found |= here;
+      above += c[j];
+    }
+    sel[0] = d | left << 8;
+    sel[1] = cnt;
+  } else if (lane == 0 && incl < q) {
+    sel[0] = 0xFFFFFFFFu;
+  }
+  if (lane == 0) sel[2] = 0;
+}
+
+/*
+ * The q-th largest of the cnt <= 32 values v (live[j]) whose bits under mask equal pre (distinct
+ * values): gathered into S->small (S->sel[2] is 0: the picks zero it), each of warp 0's lanes counts
+ * the gathered values above its own (independent broadcast loads). Two barriers; every thread calls
+ * it and gets the value.
+ */
+template <typename T, int NV>
+__device__ T air_wide_exact(const T (&v)[NV], const bool (&live)[NV], T mask, T pre, unsigned q, unsigned cnt,
+                            air_wide_sync* S) {
+  const unsigned t = threadIdx.x, lane = t & 31;
+#pragma unroll
+  for (int j = 0; j < NV; ++j)
+    if (live[j] && (v[j] & mask) == pre) S->small[atomicAdd(&S->sel[2], 1u)] = (unsigned long long)v[j];
+  __syncthreads();
+  if (t < 32) {
+    const unsigned long long x = lane < cnt ? S->small[lane] : 0ull;
+    unsigned r = 0;
+#pragma unroll
+    for (unsigned j = 0; j < 32; ++j) r += j < cnt && S->small[j] > x;
+    if (lane < cnt && r == q - 1) S->exact = x;
+  }
+  __syncthreads();
+  return (T)S->exact;
+}
+
+/*
  * The block's radix select over the values v[0..NV) of each thread (live[j]) whose bits under
  * `mask` equal `pre`: the digits of bits [lo, hi) of the q-th largest of them, 8 bits at a time
  * from the top, added to pre and mask; q becomes what is left to take from the chosen prefix.
  * Returns true where it stopped early: the last chosen digit's bin holds exactly the q values
  * still wanted, so exactly the wanted count is >= pre (the rest 0); or fewer than q values were
- * live (pre = 0: all pass). Else pre is the lower edge of the q-th's bin at bit lo. S->hist[0]
- * must be zero on entry and is zero again on return. Block-uniform arguments; every thread
- * calls it; two barriers a digit.
+ * live (pre = 0: all pass). Else pre is the lower edge of the q-th's bin at bit lo, or (not EXACT)
+ * at the first digit whose bin holds <= stop values.
+ * S->hist[par] must be zero on entry; on return par names a zero one again (each digit zeroes the
+ * other histogram before its first barrier, so no barrier is spent on zeroing). Block-uniform
+ * arguments; every thread calls it; two barriers a digit (~0.6 us, docs/perf-notes.md v0.41).
  */
 template <typename T, int NV, bool EXACT>
 __device__ bool air_wide_select(const T (&v)[NV], const bool (&live)[NV], int hi, int lo, T& mask, T& pre, unsigned& q,
-                                int nwarps, air_wide_sync* S) {
+                                unsigned& par, air_wide_sync* S, unsigned stop = 0) {
   bool done = false;
   const unsigned t = threadIdx.x, lane = t & 31, warp = t >> 5;
-  int p = 0;
-  for (int top = hi; top > lo; top -= 8, ++p) {
+  unsigned p = par;
+  for (int top = hi; top > lo; top -= 8) {
     const int shift = top - 8 > lo ? top - 8 : lo, width = top - shift;
     const T dmask = (T)(((T)1 << width) - 1) << shift;
     unsigned* h = S->hist[p & 1];
     /* Plain atomics: the compiler makes a warp's same-address increments one ATOMS.POPC.INC.
      * (Warp aggregation by __match_any_sync, or by peeling the warp's first two digits with
      * ballots, measured slower: thr_b 2.1 / 2.0 us against 1.4, docs/perf-notes.md v0.40.) */
-    if ((int)warp < nwarps) /* warps past nwarps hold no value (block-uniform nwarps) */
 #pragma unroll
-      for (int j = 0; j < NV; ++j)
-        if (live[j] && (v[j] & mask) == pre) atomicAdd(&h[(unsigned)((v[j] & dmask) >> shift)], 1u);
-    if (t < 256) S->hist[(p + 1) & 1][t] = 0; /* the next digit's */
+    for (int j = 0; j < NV; ++j)
+      if (live[j] && (v[j] & mask) == pre) atomicAdd(&h[(unsigned)((v[j] & dmask) >> shift)], 1u);
+    if (t < 256) S->hist[(p + 1) & 1][t] = 0; /* the next digit's (its last reader was before this digit's start) */
+    ++p;
     __syncthreads();
-    if (t < 32) { /* lane l: bins 255 - 8l .. 248 - 8l, largest first */
-      unsigned c[8], s = 0;
-#pragma unroll
-      for (int j = 0; j < 8; ++j) s += c[j] = h[255 - 8 * (int)lane - j];
-      const unsigned inc = air_warp_incl_sum(s), ex = inc - s;
-      if (ex < q && q <= inc) { /* this lane holds the bin of the q-th value */
-        unsigned above = ex;
-        for (int j = 0; j < 8; ++j) {
-          if (above + c[j] >= q) {
-            S->sel[0] = (unsigned)(255 - 8 * (int)lane - j) | (q - above) << 8; /* digit, what is left */
-            S->sel[1] = c[j];
-            break;
-          }
-          above += c[j];
-        }
-      } else if (lane == 31 && inc < q) { /* fewer than q: every value passes */
-        S->sel[0] = 0xFFFFFFFFu;
-      }
-      if (lane == 0) S->sel[2] = 0;
-    }
+    if (warp == 0) air_wide_pick_bin(h, q, S->sel);
     __syncthreads();
     const unsigned s0 = S->sel[0], cnt = S->sel[1];
     if (s0 == 0xFFFFFFFFu) {
@@ -138,28 +190,15 @@ __device__ bool air_wide_select(const T (&v)[NV], const bool (&live)[NV], int hi
       done = true;
       break;
     }
-    if (EXACT && cnt <= 32) { /* a few values left: warp 0 ranks them (distinct values) for the q-th */
-      if ((int)warp < nwarps)
-#pragma unroll
-        for (int j = 0; j < NV; ++j)
-          if (live[j] && (v[j] & mask) == pre) S->small[atomicAdd(&S->sel[2], 1u)] = (unsigned long long)v[j];
-      __syncthreads();
-      if (t < 32) {
-        const unsigned long long x = lane < cnt ? S->small[lane] : 0ull;
-        unsigned r = 0;
-        for (unsigned j = 0; j < cnt; ++j) r += __shfl_sync(0xffffffffu, x, (int)j) > x;
-        if (lane < cnt && r == q - 1) S->exact = x;
-      }
-      __syncthreads();
-      pre = (T)S->exact;
+    if (!EXACT && cnt <= stop) break; /* a bound: the bin's lower edge is close enough */
+    if (EXACT && cnt <= 32) { /* a few values left: warp 0 ranks them */
+      pre = air_wide_exact<T, NV>(v, live, mask, pre, q, cnt, S);
       mask = ~(T)0;
       done = true;
       break;
     }
   }
-  /* hist[(p + 1) & 1] (or hist[p & 1] after a break at digit p) was zeroed; make hist[0] so */
-  if (t < 256) S->hist[0][t] = 0;
-  __syncthreads();
+  par = p & 1;
   return done;
 }
 
@@ -185,12 +224,17 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
   if (stamps && t == 0) ts[i] = air_now();
   AIR_WIDE_STAMP(0);
 
-  /* (1) thr_b: the qb-th largest thread maximum, to 16 bits below the bits they all share. (The
-   * maxima of groups of 2 or 4 threads, fewer values in fewer warps, measured no faster and
-   * passed ~20 % more candidates: docs/perf-notes.md v0.40.) */
+  /* (1) thr_b: the qb-th largest thread maximum, as the lower edge of its bin in 8-bit digits of
+   * (maximum - the smallest maximum), from the top; the first digit whose bin holds at most
+   * 16 + qb / 8 maxima ends it (one digit on rows of random order; a second where a few maxima lie
+   * far below, e.g. negative, and stretch the span). Two digits of the raw bits below the bits all
+   * maxima share took 1.6 us, the first mostly splitting the exponent. Rank 0's check makes any
+   * bound safe. (The maxima of groups of 2 or 4 threads, fewer values in fewer warps, measured no
+   * faster and passed ~20 % more candidates: docs/perf-notes.md v0.40.) */
   const CT mx = (CT)mine_max;
+  unsigned par = 0; /* S->hist[par] is zero (air_cluster_wide_init) */
   {
-    const CT a = __reduce_and_sync(0xffffffffu, mx), o = __reduce_or_sync(0xffffffffu, mx);
+    const CT a = __reduce_min_sync(0xffffffffu, mx), o = __reduce_max_sync(0xffffffffu, mx);
     if (lane == 0) {
       S->wred[0][warp] = a;
       S->wred[1][warp] = o;
@@ -199,15 +243,14 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
   __syncthreads(); /* also: the slice is staged, the init's hist zeroing seen */
   CT thr_b;
   {
-    const CT a = __reduce_and_sync(0xffffffffu, S->wred[0][lane]), o = __reduce_or_sync(0xffffffffu, S->wred[1][lane]);
-    const int hi = 32 - __clz((int)(a ^ o)); /* bits below the shared ones; 0 if all maxima are equal */
-    const CT above = hi >= 32 ? 0u : ~((1u << hi) - 1u);
-    const CT v[1] = {mx};
+    const CT a = __reduce_min_sync(0xffffffffu, S->wred[0][lane]), o = __reduce_max_sync(0xffffffffu, S->wred[1][lane]);
+    const int hi = 32 - __clz((int)(o - a)); /* bits of the maxima's span; 0 if all are equal */
+    const CT v[1] = {mx - a};
     const bool live[1] = {true};
-    CT mask = above, pre = a & above;
+    CT mask = 0, pre = 0;
     unsigned q = qb;
-    if (hi > 0) air_wide_select<CT, 1, false>(v, live, hi, hi > 16 ? hi - 16 : 0, mask, pre, q, NT / 32, S);
-    thr_b = pre; /* all maxima equal (hi = 0): that maximum */
+    if (hi > 0) air_wide_select<CT, 1, false>(v, live, hi, hi > 16 ? hi - 16 : 0, mask, pre, q, par, S, 16u + qb / 8u);
+    thr_b = a + pre; /* all maxima equal (hi = 0): that maximum */
   }
   AIR_WIDE_STAMP(1);
   cluster_wait(); /* the kernel start's arrival: every block runs and has its mbarriers */
@@ -215,7 +258,8 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
 
   /* (2) this block's keys >= thr_b: written locally at their place in rank 0's buffer (slots by a
    * count, then a second look at the thread's keys; only threads whose maximum reaches thr_b, ~10 %),
-   * then sent in one bulk copy, and the count and thr_b after it */
+   * then sent in one bulk copy, and the count and thr_b after it. (A warp taking its such threads
+   * one by one, a lane a key, with ballots for the slots, measured slower: docs/perf-notes.md v0.41.) */
   const KeyT thr = (KeyT)thr_b;
   auto each_key = [&](auto&& f) { air_cluster_each_key<DT>(s_key, my_len, nvec, thr, f); }; /* this thread's keys >= thr */
   unsigned long long* my_seg = s_cand + (rank << lg_seg);
@@ -302,7 +346,8 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
   ka = __reduce_and_sync(0xffffffffu, S->wred[0][lane]);
   ko = __reduce_or_sync(0xffffffffu, S->wred[1][lane]);
   const bool ok = !over && (int64_t)nge >= P.k;
-  if (t > 0 && t < cs) cluster_send<unsigned>(&S->verdict, t, ok ? 1u : 0u, &S->bar[AIR_WIDE_BAR_VERDICT], solo);
+  /* the verdict to ranks 1 .. cs - 1, from the last warp's lanes: warp 0 goes on to the select's first pick */
+  if (t > NT - cs) cluster_send<unsigned>(&S->verdict, t - (NT - cs), ok ? 1u : 0u, &S->bar[AIR_WIDE_BAR_VERDICT], solo);
   if (!ok) {
     __syncthreads(); /* the passes rewrite this scratch */
     return false;
@@ -314,12 +359,12 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
   const int hi = 32 + 32 - __clz((int)(ka ^ ko));
   unsigned long long mask = hi >= 64 ? 0ull : ~((1ull << hi) - 1ull), B = ((unsigned long long)ka << 32) & mask;
   unsigned q = (unsigned)P.k;
-  if (!air_wide_select<unsigned long long, NV, true>(cv, cl, hi, 32, mask, B, q, NT / 32, S)) {
+  if (!air_wide_select<unsigned long long, NV, true>(cv, cl, hi, 32, mask, B, q, par, S)) {
     const int ib = R.len > 1 ? 64 - __clzll((long long)(R.len - 1)) : 0; /* index bits (<= 32) */
     const unsigned long long ones = ib >= 32 ? 0ull : (0xFFFFFFFFull << ib) & 0xFFFFFFFFull;
     mask |= ones;
     B |= ones;
-    air_wide_select<unsigned long long, NV, true>(cv, cl, ib, 0, mask, B, q, NT / 32, S);
+    air_wide_select<unsigned long long, NV, true>(cv, cl, ib, 0, mask, B, q, par, S);
   }
   AIR_WIDE_STAMP(5);
   const RawT* in_row = (const RawT*)P.in + R.start;

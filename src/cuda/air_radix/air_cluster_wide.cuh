@@ -256,27 +256,20 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
   cluster_wait(); /* the kernel start's arrival: every block runs and has its mbarriers */
   AIR_WIDE_STAMP(8);
 
-  /* (2) this block's keys >= thr_b: written locally at their place in rank 0's buffer (slots by a
-   * count, then a second look at the thread's keys; only threads whose maximum reaches thr_b, ~10 %),
-   * then sent in one bulk copy, and the count and thr_b after it. (A warp taking its such threads
-   * one by one, a lane a key, with ballots for the slots, measured slower: docs/perf-notes.md v0.41.) */
+  /* (2) this block's keys >= thr_b: written locally at their place in rank 0's buffer (one look at
+   * the keys of each thread whose maximum reaches thr_b, ~10 %; a slot a key from one counter: 0.86 us
+   * where a count, a warp scan and a second look took 1.31, docs/perf-notes.md v0.41), then sent in
+   * one bulk copy, and the count and thr_b after it. (A warp taking its such threads one by one, a
+   * lane a key, with ballots for the slots, measured slower still: 1.3-5 us.) */
   const KeyT thr = (KeyT)thr_b;
   auto each_key = [&](auto&& f) { air_cluster_each_key<DT>(s_key, my_len, nvec, thr, f); }; /* this thread's keys >= thr */
   unsigned long long* my_seg = s_cand + (rank << lg_seg);
-  unsigned c = 0;
-  if (mine_max >= thr) each_key([&](int, KeyT) { ++c; });
-  if (__any_sync(0xffffffffu, c != 0)) {
-    const unsigned x = air_warp_incl_sum(c);
-    unsigned base = 0;
-    if (lane == 31) base = atomicAdd(&S->mine, x);
-    unsigned slot = __shfl_sync(0xffffffffu, base, 31) + x - c;
-    if (c != 0) {
-      each_key([&](int i, KeyT key) {
-        if (slot < seg) my_seg[slot] = (unsigned long long)key << 32 | (unsigned)~(unsigned)(lo + i);
-        ++slot;
-      });
-      bulk_fence(); /* the writes, before the async proxy reads them */
-    }
+  if (mine_max >= thr) { /* one look: a slot a key from S->mine (a warp's same-address increments are one atomic) */
+    each_key([&](int i, KeyT key) {
+      const unsigned slot = atomicAdd(&S->mine, 1u);
+      if (slot < seg) my_seg[slot] = (unsigned long long)key << 32 | (unsigned)~(unsigned)(lo + i);
+    });
+    bulk_fence(); /* the writes, before the async proxy reads them */
   }
   __syncthreads(); /* S->mine is final, the segment written */
   AIR_WIDE_STAMP(2);

@@ -160,7 +160,7 @@ template <typename T, int NV, bool EXACT>
 __device__ bool air_wide_select(const T (&v)[NV], const bool (&live)[NV], int hi, int lo, T& mask, T& pre, unsigned& q,
                                 unsigned& par, air_wide_sync* S, unsigned stop = 0) {
   bool done = false;
-  const unsigned t = threadIdx.x, lane = t & 31, warp = t >> 5;
+  const unsigned t = threadIdx.x, warp = t >> 5;
   unsigned p = par;
   for (int top = hi; top > lo; top -= 8) {
     const int shift = top - 8 > lo ? top - 8 : lo, width = top - shift;

@@ -52,7 +52,7 @@ struct air_wide_sync {
   unsigned mine;                               /* this block's candidates */
   unsigned out;                                /* rank 0: the next output slot */
   __align__(16) unsigned hist[2][256];         /* the radix selects' digits, double-buffered */
-  unsigned wred[2][AIR_CLUSTER_THREADS / 32];  /* warp AND / OR of the thread maxima, of rank 0's kept keys */
+  unsigned wred[2][AIR_CLUSTER_THREADS / 32];  /* warp min / max of the thread maxima; AND / OR of rank 0's kept keys */
   unsigned wcnt[AIR_CLUSTER_THREADS / 32];     /* rank 0: warp counts of the kept keys */
   unsigned sel[3];                             /* the select's chosen bin: keys above it left, its count; members gathered */
   unsigned long long small[32];                /* the exact select's last bin, gathered */
@@ -79,8 +79,9 @@ __device__ __forceinline__ void air_cluster_wide_init(air_wide_sync* S, unsigned
 /*
  * Warp 0's choice in a 256-bin histogram h: the bin holding the q-th largest value. Lane l reads
  * bins 8l .. 8l + 7 (two 16-byte loads), the lanes' sums are suffix-summed by shuffles, and the lane
- * whose bins hold the q-th picks its bin in registers (unrolled, no early exit: an indexed array or a
- * break put the counts in local memory). Writes sel[0] = digit | (q - values in higher bins) << 8
+ * whose bins hold the q-th picks its bin in registers (unrolled, no early exit; the strided loads and
+ * the loop with a break it replaces took ~870 cycles of a digit, this ~445: docs/perf-notes.md v0.41).
+ * Writes sel[0] = digit | (q - values in higher bins) << 8
  * and sel[1] = the bin's count, or sel[0] = ~0 where h holds fewer than q values; sel[2] = 0.
  */
 __device__ __forceinline__ void air_wide_pick_bin(const unsigned* h, unsigned q, unsigned* sel) {
@@ -260,7 +261,7 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
    * the keys of each thread whose maximum reaches thr_b, ~10 %; a slot a key from one counter: 0.86 us
    * where a count, a warp scan and a second look took 1.31, docs/perf-notes.md v0.41), then sent in
    * one bulk copy, and the count and thr_b after it. (A warp taking its such threads one by one, a
-   * lane a key, with ballots for the slots, measured slower still: 1.3-5 us.) */
+   * lane a key, with ballots for the slots, measured slower still: 0.8-5.2 us.) */
   const KeyT thr = (KeyT)thr_b;
   auto each_key = [&](auto&& f) { air_cluster_each_key<DT>(s_key, my_len, nvec, thr, f); }; /* this thread's keys >= thr */
   unsigned long long* my_seg = s_cand + (rank << lg_seg);

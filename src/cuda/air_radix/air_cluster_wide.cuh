@@ -25,8 +25,9 @@
  *      rows, cs 4..16, k 50 and 1024, margin 4 sqrt(q): held in every trial, ~1.3-1.6k
  *      candidates at k = 1024). Where it fails, or a segment overflowed (sorted rows, heavy
  *      ties), rank 0 tells every block and the cluster runs the radix passes: same results.
- *  (4) Rank 0: the k-th largest composite of U's keys >= M by 8-bit radix digits, from below the
- *      bits those keys share, then (ties at the k-th key) the index bits below those every index
+ *  (4) Rank 0: the k-th largest composite of U's keys >= M, relative to M ((key - M) << 32 |
+ *      ~index), by radix digits of key - M over its span (the first by binades where the span is
+ *      wide: air_wide_log_bin), then (ties at the k-th key) the index bits below those every index
  *      of the row leaves 0 (composites are distinct, so exactly k are >= it; the select stops
  *      where its bin holds exactly what is left), and
  *      the k composites >= it written out, in no order (sorted output is sorted after the
@@ -52,7 +53,7 @@ struct air_wide_sync {
   unsigned mine;                               /* this block's candidates */
   unsigned out;                                /* rank 0: the next output slot */
   __align__(16) unsigned hist[2][256];         /* the radix selects' digits, double-buffered */
-  unsigned wred[2][AIR_CLUSTER_THREADS / 32];  /* warp min / max of the thread maxima; AND / OR of rank 0's kept keys */
+  unsigned wred[2][AIR_CLUSTER_THREADS / 32];  /* warp min / max of the thread maxima; [1]: rank 0's largest kept key */
   unsigned wcnt[AIR_CLUSTER_THREADS / 32];     /* rank 0: warp counts of the kept keys */
   unsigned sel[3];                             /* the select's chosen bin: keys above it left, its count; members gathered */
   unsigned long long small[32];                /* the exact select's last bin, gathered */
@@ -146,47 +147,69 @@ __device__ T air_wide_exact(const T (&v)[NV], const bool (&live)[NV], T mask, T 
 }
 
 /*
+ * Rank 0's first digit where the kept keys span >= AIR_WIDE_LOG_MIN bits: the bin of r = key - M
+ * (bits 32.. of a relative composite) by its leading bit e in [s - 15, s) and the 4 bits below it
+ * (16 bins a binade, 1 + 15 * 16 = 241 bins), with every r < 2^(s - 15) in bin 0. The k-th largest
+ * kept key lies a few hundred keys above M (rank 0 keeps ~k + a margin), where these bins are
+ * narrowest: a bin holds ~1/16 of the keys below its upper edge, so the k-th's bin holds <= 32 (the
+ * exact finish) where one 8-bit digit of the span left ~50 and a second digit ran (f32 N(0, 1),
+ * 1 x 262144: docs/perf-notes.md v0.42). Each bin is an aligned range of r: air_wide_log_range.
+ */
+enum { AIR_WIDE_LOG_MIN = 20 };
+__device__ __forceinline__ unsigned air_wide_log_bin(unsigned r, int s) {
+  const int lo = s - 15;
+  if (r < (1u << lo)) return 0u;
+  const int e = 31 - __clz((int)r); /* lo <= e < s */
+  return 1u + ((unsigned)(e - lo) << 4) + ((r >> (e - 4)) & 15u);
+}
+/* bin d's range of r: [pre, pre + 2^w) */
+__device__ __forceinline__ void air_wide_log_range(unsigned d, int s, unsigned& pre, int& w) {
+  const int lo = s - 15;
+  if (d == 0) {
+    pre = 0;
+    w = lo;
+    return;
+  }
+  const int e = lo + (int)((d - 1) >> 4);
+  pre = 1u << e | ((d - 1) & 15u) << (e - 4);
+  w = e - 4;
+}
+
+/* A digit's choice once its counts are in S->hist[p & 1]: the other histogram zeroed for the next
+ * digit (its last reader was before this digit's start, so no barrier is spent on zeroing), a
+ * barrier, warp 0's pick, a barrier. Returns sel[0] (air_wide_pick_bin) and the bin's count in cnt;
+ * p names the zeroed histogram after. */
+__device__ __forceinline__ unsigned air_wide_choose(unsigned& p, unsigned q, air_wide_sync* S, unsigned& cnt) {
+  const unsigned t = threadIdx.x;
+  const unsigned* h = S->hist[p & 1];
+  if (t < 256) S->hist[(p + 1) & 1][t] = 0;
+  ++p;
+  __syncthreads();
+  if ((t >> 5) == 0) air_wide_pick_bin(h, q, S->sel);
+  __syncthreads();
+  cnt = S->sel[1];
+  return S->sel[0];
+}
+
+/*
  * The block's radix select over the values v[0..NV) of each thread (live[j]) whose bits under
  * `mask` equal `pre`: the digits of bits [lo, hi) of the q-th largest of them, 8 bits at a time
  * from the top, added to pre and mask; q becomes what is left to take from the chosen prefix.
+ * cnt: how many live values (pre, mask) holds where a caller's digit chose it (air_wide_log_digit),
+ * checked before the first digit; ~0 if not known.
  * Returns true where it stopped early: the last chosen digit's bin holds exactly the q values
  * still wanted, so exactly the wanted count is >= pre (the rest 0); or fewer than q values were
  * live (pre = 0: all pass). Else pre is the lower edge of the q-th's bin at bit lo, or (not EXACT)
  * at the first digit whose bin holds <= stop values.
- * S->hist[par] must be zero on entry; on return par names a zero one again (each digit zeroes the
- * other histogram before its first barrier, so no barrier is spent on zeroing). Block-uniform
+ * S->hist[par] must be zero on entry; on return par names a zero one again. Block-uniform
  * arguments; every thread calls it; two barriers a digit (~0.6 us, docs/perf-notes.md v0.41).
  */
 template <typename T, int NV, bool EXACT>
 __device__ bool air_wide_select(const T (&v)[NV], const bool (&live)[NV], int hi, int lo, T& mask, T& pre, unsigned& q,
-                                unsigned& par, air_wide_sync* S, unsigned stop = 0) {
+                                unsigned& par, air_wide_sync* S, unsigned stop = 0, unsigned cnt = 0xFFFFFFFFu) {
   bool done = false;
-  const unsigned t = threadIdx.x, warp = t >> 5;
   unsigned p = par;
-  for (int top = hi; top > lo; top -= 8) {
-    const int shift = top - 8 > lo ? top - 8 : lo, width = top - shift;
-    const T dmask = (T)(((T)1 << width) - 1) << shift;
-    unsigned* h = S->hist[p & 1];
-    /* Plain atomics: the compiler makes a warp's same-address increments one ATOMS.POPC.INC.
-     * (Warp aggregation by __match_any_sync, or by peeling the warp's first two digits with
-     * ballots, measured slower: thr_b 2.1 / 2.0 us against 1.4, docs/perf-notes.md v0.40.) */
-#pragma unroll
-    for (int j = 0; j < NV; ++j)
-      if (live[j] && (v[j] & mask) == pre) atomicAdd(&h[(unsigned)((v[j] & dmask) >> shift)], 1u);
-    if (t < 256) S->hist[(p + 1) & 1][t] = 0; /* the next digit's (its last reader was before this digit's start) */
-    ++p;
-    __syncthreads();
-    if (warp == 0) air_wide_pick_bin(h, q, S->sel);
-    __syncthreads();
-    const unsigned s0 = S->sel[0], cnt = S->sel[1];
-    if (s0 == 0xFFFFFFFFu) {
-      pre = 0;
-      done = true;
-      break;
-    }
-    pre |= (T)(s0 & 255u) << shift;
-    mask |= dmask;
-    q = s0 >> 8;
+  for (int top = hi;; top -= 8) {
     if (cnt == q) { /* the whole bin is taken: exactly the wanted count is >= its lower edge */
       done = true;
       break;
@@ -198,9 +221,58 @@ __device__ bool air_wide_select(const T (&v)[NV], const bool (&live)[NV], int hi
       done = true;
       break;
     }
+    if (top <= lo) break;
+    const int shift = top - 8 > lo ? top - 8 : lo, width = top - shift;
+    const T dmask = (T)(((T)1 << width) - 1) << shift;
+    unsigned* h = S->hist[p & 1];
+    /* Plain atomics: the compiler makes a warp's same-address increments one ATOMS.POPC.INC.
+     * (Warp aggregation by __match_any_sync, or by peeling the warp's first two digits with
+     * ballots, measured slower: thr_b 2.1 / 2.0 us against 1.4, docs/perf-notes.md v0.40.) */
+#pragma unroll
+    for (int j = 0; j < NV; ++j)
+      if (live[j] && (v[j] & mask) == pre) atomicAdd(&h[(unsigned)((v[j] & dmask) >> shift)], 1u);
+    const unsigned s0 = air_wide_choose(p, q, S, cnt);
+    if (s0 == 0xFFFFFFFFu) {
+      pre = 0;
+      done = true;
+      break;
+    }
+    pre |= (T)(s0 & 255u) << shift;
+    mask |= dmask;
+    q = s0 >> 8;
   }
   par = p & 1;
   return done;
+}
+
+/*
+ * Rank 0's first digit over relative composites v ((key - M) << 32 | ~index, all live ones) whose
+ * keys span s >= AIR_WIDE_LOG_MIN bits: bins by air_wide_log_bin. Sets pre and mask to the chosen
+ * bin's range, q to what is left to take from it, top to the bit below that range and cnt to the
+ * bin's count (air_wide_select goes on from there); or pre = 0, cnt = q where fewer than q are live.
+ */
+template <int NV>
+__device__ void air_wide_log_digit(const unsigned long long (&v)[NV], const bool (&live)[NV], int s,
+                                   unsigned long long& mask, unsigned long long& pre, unsigned& q, unsigned& par,
+                                   air_wide_sync* S, int& top, unsigned& cnt) {
+  unsigned* h = S->hist[par & 1];
+#pragma unroll
+  for (int j = 0; j < NV; ++j)
+    if (live[j]) atomicAdd(&h[air_wide_log_bin((unsigned)(v[j] >> 32), s)], 1u);
+  const unsigned s0 = air_wide_choose(par, q, S, cnt);
+  par &= 1;
+  if (s0 == 0xFFFFFFFFu) { /* all pass */
+    pre = 0;
+    cnt = q;
+    return;
+  }
+  unsigned rp;
+  int w;
+  air_wide_log_range(s0 & 255u, s, rp, w);
+  top = 32 + w;
+  pre = (unsigned long long)rp << 32;
+  mask = ~((1ull << top) - 1ull);
+  q = s0 >> 8;
 }
 
 /* Returns true when the row is done (the block returns), false when the radix passes must run. */
@@ -284,9 +356,9 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
   auto print_stamps = [&](unsigned c_all, CT m) {
     if (stamps && t == 0)
       printf("WIDESTAMP rank=%u n=%lld k=%lld cs=%u q=%u mine=%u c=%u M=%u 0:%llu 1:%llu 2:%llu 3:%llu 4:%llu 5:%llu "
-             "6:%llu 7:%llu w:%llu\n",
+             "6:%llu 7:%llu w:%llu t0:%llu\n",
              rank, (long long)R.len, (long long)P.k, cs, qb, S->mine, c_all, m, ts[0] - t0, ts[1] - t0, ts[2] - t0,
-             ts[3] - t0, ts[4] - t0, ts[5] - t0, ts[6] - t0, ts[7] - t0, ts[8] - t0);
+             ts[3] - t0, ts[4] - t0, ts[5] - t0, ts[6] - t0, ts[7] - t0, ts[8] - t0, t0);
   };
   if (rank != 0) {
     mbar_wait(&S->bar[AIR_WIDE_BAR_VERDICT], 0);
@@ -313,7 +385,7 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
   unsigned long long cv[NV];
   bool cl[NV];
   unsigned nge = 0;
-  CT ka = ~0u, ko = 0u; /* the AND and OR of the kept keys: the select starts below their shared bits */
+  CT km = 0u; /* the largest kept key: the select runs over the span [M, km] */
 #pragma unroll
   for (int j = 0; j < NV; ++j) {
     const unsigned p = t + (unsigned)j * NT, b = p >> lg_seg;
@@ -323,22 +395,19 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
     cl[j] = (p & (seg - 1)) < hb && key >= M;
     if (cl[j]) {
       ++nge;
-      ka &= key;
-      ko |= key;
+      km = key > km ? key : km;
+      cv[j] -= (unsigned long long)M << 32; /* relative: (key - M) << 32 | ~index */
     }
   }
   nge = __reduce_add_sync(0xffffffffu, nge);
-  ka = __reduce_and_sync(0xffffffffu, ka);
-  ko = __reduce_or_sync(0xffffffffu, ko);
+  km = __reduce_max_sync(0xffffffffu, km);
   if (lane == 0) {
-    S->wred[0][warp] = ka;
-    S->wred[1][warp] = ko;
+    S->wred[1][warp] = km;
     S->wcnt[warp] = nge;
   }
   __syncthreads();
   nge = __reduce_add_sync(0xffffffffu, S->wcnt[lane]);
-  ka = __reduce_and_sync(0xffffffffu, S->wred[0][lane]);
-  ko = __reduce_or_sync(0xffffffffu, S->wred[1][lane]);
+  km = __reduce_max_sync(0xffffffffu, S->wred[1][lane]);
   const bool ok = !over && (int64_t)nge >= P.k;
   /* the verdict to ranks 1 .. cs - 1, from the last warp's lanes: warp 0 goes on to the select's first pick */
   if (t > NT - cs) cluster_send<unsigned>(&S->verdict, t - (NT - cs), ok ? 1u : 0u, &S->bar[AIR_WIDE_BAR_VERDICT], solo);
@@ -347,13 +416,15 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
     return false;
   }
 
-  /* (4) the k-th largest composite, and the k composites >= it */
-  /* the keys' bits below those the kept keys share; then, where ties at the k-th key remain, the
-   * index bits below those every index < len leaves 0 (their complements 1) */
-  const int hi = 32 + 32 - __clz((int)(ka ^ ko));
-  unsigned long long mask = hi >= 64 ? 0ull : ~((1ull << hi) - 1ull), B = ((unsigned long long)ka << 32) & mask;
-  unsigned q = (unsigned)P.k;
-  if (!air_wide_select<unsigned long long, NV, true>(cv, cl, hi, 32, mask, B, q, par, S)) {
+  /* (4) the k-th largest relative composite, and the k composites >= it: the bits of key - M
+   * (its span's s bits; the first digit by binades where s is wide), then, where ties at the k-th
+   * key remain, the index bits below those every index < len leaves 0 (their complements 1) */
+  const int sb = 32 - __clz((int)(km - M)), hi = 32 + sb;
+  unsigned long long mask = hi >= 64 ? 0ull : ~((1ull << hi) - 1ull), B = 0ull;
+  unsigned q = (unsigned)P.k, cnt = 0xFFFFFFFFu;
+  int top = hi;
+  if (sb >= AIR_WIDE_LOG_MIN) air_wide_log_digit<NV>(cv, cl, sb, mask, B, q, par, S, top, cnt);
+  if (!air_wide_select<unsigned long long, NV, true>(cv, cl, top, 32, mask, B, q, par, S, 0u, cnt)) {
     const int ib = R.len > 1 ? 64 - __clzll((long long)(R.len - 1)) : 0; /* index bits (<= 32) */
     const unsigned long long ones = ib >= 32 ? 0ull : (0xFFFFFFFFull << ib) & 0xFFFFFFFFull;
     mask |= ones;
@@ -361,22 +432,23 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
     air_wide_select<unsigned long long, NV, true>(cv, cl, ib, 0, mask, B, q, par, S);
   }
   AIR_WIDE_STAMP(5);
-  const RawT* in_row = (const RawT*)P.in + R.start;
-  unsigned mine = 0;
-#pragma unroll
-  for (int j = 0; j < NV; ++j) mine += cl[j] && cv[j] >= B;
-  const unsigned x = air_warp_incl_sum(mine);
-  unsigned base = 0;
-  if (lane == 31 && x) base = atomicAdd(&S->out, x);
-  unsigned slot = __shfl_sync(0xffffffffu, base, 31) + x - mine;
-  AIR_WIDE_STAMP(6);
+  /* the k composites >= B into the candidate buffer (read into cv before the reduce's barrier), a
+   * slot each from one counter, then written out a slot a thread: one copy of the emit's code, and
+   * a warp's stores to consecutive slots (the slots by a warp scan, and each thread's 0-4 emits
+   * unrolled, took ~1.1 us: docs/perf-notes.md v0.42) */
 #pragma unroll
   for (int j = 0; j < NV; ++j)
-    if (cl[j] && cv[j] >= B) {
-      const KeyT key = (KeyT)(cv[j] >> 32);
-      const unsigned idx = ~(unsigned)cv[j];
-      air_emit(P, row, (int64_t)slot++, topk_raw_of_key<DT>(key, P.smallest != 0, in_row, idx), key, idx);
-    }
+    if (cl[j] && cv[j] >= B) s_cand[atomicAdd(&S->out, 1u)] = cv[j];
+  __syncthreads();
+  AIR_WIDE_STAMP(6);
+  const RawT* in_row = (const RawT*)P.in + R.start;
+#pragma unroll 1
+  for (int i = (int)t; i < (int)P.k; i += NT) {
+    const unsigned long long c = s_cand[i];
+    const KeyT key = (KeyT)((CT)(c >> 32) + M);
+    const unsigned idx = ~(unsigned)c;
+    air_emit(P, row, (int64_t)i, topk_raw_of_key<DT>(key, P.smallest != 0, in_row, idx), key, idx);
+  }
   AIR_WIDE_STAMP(7);
   print_stamps(total, M);
 #undef AIR_WIDE_STAMP

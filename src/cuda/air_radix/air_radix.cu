@@ -207,6 +207,11 @@ static const int64_t AIR_CLUSTER_FAST_SLICE_BYTES = 32 * 1024;
  * TOPK_AIR_CLUSTER_GROW=8 keeps the start at 8 (measurement). */
 static const int AIR_CLUSTER_GROW_MAX = 8;
 static const int AIR_CLUSTER_GROW_DEL_MAX = 16;
+/* ... and where the wide start runs (k up to 1024), on while slices hold more than this many keys,
+ * whatever their bytes: its bound and collection take a look at every key of the block, so 8 blocks
+ * of 4000 keys beat 4 of 8000 (H100 graph replay, k = 1024, 1-8 rows of 32000: f32 9.7-10.0 us a
+ * call against 10.5-10.8, bf16 10.1-10.2 against 10.2-10.4; docs/perf-notes.md v0.42). */
+static const int64_t AIR_WIDE_GROW_KEYS = 4096;
 /* ONE-BLOCK sorted: the k results are sorted in the kernel (no CUB sort, no workspace) when
  * the next power of two m >= k is at most AIR_BLOCK_SORT_MAX and the dynamic shared memory
  * (staged row rounded to 16 bytes + m x (8 + index bytes)) is at most AIR_ONE_SMEM_BUDGET:
@@ -1138,8 +1143,10 @@ static topk_status launch_cluster(const air_layout* L, air_params P, int64_t bat
   for (;;) {
     const int c2 = cs * 2;
     if (c2 > grow) break;
-    /* small slices grow on where the wide start runs only at a larger size (k = 1024: from 4 blocks) */
-    const int wide_wants = !forced && cluster_wide_k(P.k, L->es) && !cluster_wide_q(cs, P.k, L->es, slice, dev);
+    /* small slices grow on where the wide start runs only at a larger size (k = 1024: from 4 blocks),
+     * or runs on slices of more than AIR_WIDE_GROW_KEYS */
+    const int wide_wants = !forced && cluster_wide_k(P.k, L->es) &&
+                           (!cluster_wide_q(cs, P.k, L->es, slice, dev) || slice > AIR_WIDE_GROW_KEYS);
     if (forced ? c2 > forced
                : ((slice * L->es <= AIR_CLUSTER_FAST_SLICE_BYTES && !wide_wants) || batch * c2 > sms))
       break;

@@ -151,7 +151,7 @@ __device__ T air_wide_exact(const T (&v)[NV], const bool (&live)[NV], T mask, T 
  * (bits 32.. of a relative composite) by its leading bit e in [s - 15, s) and the 4 bits below it
  * (16 bins a binade, 1 + 15 * 16 = 241 bins), with every r < 2^(s - 15) in bin 0. The k-th largest
  * kept key lies a few hundred keys above M (rank 0 keeps ~k + a margin), where these bins are
- * narrowest: a bin holds ~1/16 of the keys below its upper edge, so the k-th's bin holds ~5-25 (a
+ * narrowest: a bin holds ~1/16 of the keys below its upper edge, so the k-th's bin holds ~7-25 (a
  * numpy model of normal rows at the LLM shapes), within the exact finish's 32, where one 8-bit
  * digit of the span left ~50 and a second digit ran (f32 N(0, 1), 1 x 262144). Each bin is an
  * aligned range of r: air_wide_log_range. docs/perf-notes.md v0.42.

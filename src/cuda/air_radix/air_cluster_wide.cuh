@@ -138,8 +138,15 @@ __device__ T air_wide_exact(const T (&v)[NV], const bool (&live)[NV], T mask, T 
   if (t < 32) {
     const unsigned long long x = lane < cnt ? S->small[lane] : 0ull;
     unsigned r = 0;
+    /* every load unconditional (slots >= cnt hold stale values, masked). This ranking took ~1400
+     * cycles of rank 0's select with the load under `j < cnt &&` (clock64 in the kernel); unconditional
+     * loads measured 0.994x a call, so most of that time is not the loads' order (docs/perf-notes.md
+     * v0.42) */
 #pragma unroll
-    for (unsigned j = 0; j < 32; ++j) r += j < cnt && S->small[j] > x;
+    for (unsigned j = 0; j < 32; ++j) {
+      const unsigned long long y = S->small[j];
+      r += (unsigned)(j < cnt) & (unsigned)(y > x);
+    }
     if (lane < cnt && r == q - 1) S->exact = x;
   }
   __syncthreads();

@@ -163,24 +163,30 @@ __device__ T air_wide_exact(const T (&v)[NV], const bool (&live)[NV], T mask, T 
  * digit of the span left ~50 and a second digit ran (f32 N(0, 1), 1 x 262144). Each bin is an
  * aligned range of r: air_wide_log_range. docs/perf-notes.md v0.42.
  */
-enum { AIR_WIDE_LOG_MIN = 20 };
+enum {
+  AIR_WIDE_LOG_MIN = 20,     /* the least span (bits) the binade digit runs on */
+  AIR_WIDE_LOG_BINADES = 15, /* binades with bins of their own, below the span's top */
+  AIR_WIDE_LOG_SUB = 4       /* bits below the leading one: 16 bins a binade */
+};
+static_assert(1 + AIR_WIDE_LOG_BINADES * (1 << AIR_WIDE_LOG_SUB) <= 256, "the binade digit fits a 256-bin histogram");
+static_assert(AIR_WIDE_LOG_MIN - AIR_WIDE_LOG_BINADES >= AIR_WIDE_LOG_SUB, "every binade has its sub-bits");
 __device__ __forceinline__ unsigned air_wide_log_bin(unsigned r, int s) {
-  const int lo = s - 15;
+  const int lo = s - AIR_WIDE_LOG_BINADES;
   if (r < (1u << lo)) return 0u;
   const int e = 31 - __clz((int)r); /* lo <= e < s */
-  return 1u + ((unsigned)(e - lo) << 4) + ((r >> (e - 4)) & 15u);
+  return 1u + ((unsigned)(e - lo) << AIR_WIDE_LOG_SUB) + ((r >> (e - AIR_WIDE_LOG_SUB)) & ((1u << AIR_WIDE_LOG_SUB) - 1u));
 }
 /* bin d's range of r: [pre, pre + 2^w) */
 __device__ __forceinline__ void air_wide_log_range(unsigned d, int s, unsigned& pre, int& w) {
-  const int lo = s - 15;
+  const int lo = s - AIR_WIDE_LOG_BINADES;
   if (d == 0) {
     pre = 0;
     w = lo;
     return;
   }
-  const int e = lo + (int)((d - 1) >> 4);
-  pre = 1u << e | ((d - 1) & 15u) << (e - 4);
-  w = e - 4;
+  const int e = lo + (int)((d - 1) >> AIR_WIDE_LOG_SUB);
+  w = e - AIR_WIDE_LOG_SUB;
+  pre = 1u << e | ((d - 1) & ((1u << AIR_WIDE_LOG_SUB) - 1u)) << w;
 }
 
 /* A digit's choice once its counts are in S->hist[p & 1]: the other histogram zeroed for the next

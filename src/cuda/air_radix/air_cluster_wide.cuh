@@ -122,32 +122,43 @@ __device__ __forceinline__ void air_wide_pick_bin(const unsigned* h, unsigned q,
 }
 
 /*
- * The q-th largest of the cnt <= 32 values v (live[j]) whose bits under mask equal pre (distinct
- * values): gathered into S->small (S->sel[2] is 0: the picks zero it), each of warp 0's lanes counts
- * the gathered values above its own (independent broadcast loads). Two barriers; every thread calls
- * it and gets the value.
+ * Each thread's values v[j] that pass `take`, written to out[] at slots from one counter: one
+ * atomic a thread for all of them (an atomic a value is a dependent chain of NV warp-aggregated
+ * atomics, docs/perf-notes.md v0.43).
  */
+template <typename T, int NV, typename F>
+__device__ __forceinline__ void air_wide_gather(const T (&v)[NV], F&& take, unsigned* counter, unsigned long long* out) {
+  unsigned m = 0;
+#pragma unroll
+  for (int j = 0; j < NV; ++j) m += take(j) ? 1u : 0u;
+  if (m) {
+    unsigned slot = atomicAdd(counter, m);
+#pragma unroll
+    for (int j = 0; j < NV; ++j)
+      if (take(j)) out[slot++] = (unsigned long long)v[j];
+  }
+}
+
+/*
+ * The q-th largest of the cnt <= 32 values v (live[j]) whose bits under mask equal pre (distinct
+ * values): gathered into S->small (S->sel[2] is 0: the picks zero it); then warp w < cnt ranks
+ * gathered value w against all of them by one ballot, and the warp whose value has q - 1 above it
+ * writes it. (Warp 0 alone, each lane counting the values above its own by 32 loads and compares,
+ * took ~1400 cycles of rank 0's select: its SASS was one dependent chain, docs/perf-notes.md v0.43.)
+ * Two barriers; every thread calls it and gets the value.
+ */
+static_assert(AIR_CLUSTER_THREADS / 32 >= 32, "a warp for each of the exact select's <= 32 values");
 template <typename T, int NV>
 __device__ T air_wide_exact(const T (&v)[NV], const bool (&live)[NV], T mask, T pre, unsigned q, unsigned cnt,
                             air_wide_sync* S) {
-  const unsigned t = threadIdx.x, lane = t & 31;
-#pragma unroll
-  for (int j = 0; j < NV; ++j)
-    if (live[j] && (v[j] & mask) == pre) S->small[atomicAdd(&S->sel[2], 1u)] = (unsigned long long)v[j];
+  const unsigned t = threadIdx.x, lane = t & 31, w = t >> 5;
+  air_wide_gather<T, NV>(v, [&](int j) { return live[j] && (v[j] & mask) == pre; }, &S->sel[2], S->small);
   __syncthreads();
-  if (t < 32) {
-    const unsigned long long x = lane < cnt ? S->small[lane] : 0ull;
-    unsigned r = 0;
-    /* every load unconditional (slots >= cnt hold stale values, masked). This ranking took ~1400
-     * cycles of rank 0's select with the load under `j < cnt &&` (clock64 in the kernel); unconditional
-     * loads measured 0.994x a call, so most of that time is not the loads' order (docs/perf-notes.md
-     * v0.42) */
-#pragma unroll
-    for (unsigned j = 0; j < 32; ++j) {
-      const unsigned long long y = S->small[j];
-      r += (unsigned)(j < cnt) & (unsigned)(y > x);
-    }
-    if (lane < cnt && r == q - 1) S->exact = x;
+  if (w < cnt) { /* warp-uniform; slots >= cnt hold stale values, masked out of the ballot */
+    const unsigned long long x = S->small[w], y = S->small[lane];
+    const unsigned in = cnt >= 32 ? 0xFFFFFFFFu : (1u << cnt) - 1u;
+    const unsigned above = __ballot_sync(0xffffffffu, y > x) & in;
+    if (lane == 0 && (unsigned)__popc(above) == q - 1) S->exact = x;
   }
   __syncthreads();
   return (T)S->exact;
@@ -229,7 +240,7 @@ __device__ bool air_wide_select(const T (&v)[NV], const bool (&live)[NV], int hi
       break;
     }
     if (!EXACT && cnt <= stop) break; /* a bound: the bin's lower edge is close enough */
-    if (EXACT && cnt <= 32) { /* a few values left: warp 0 ranks them */
+    if (EXACT && cnt <= 32) { /* a few values left: ranked by ballots */
       pre = air_wide_exact<T, NV>(v, live, mask, pre, q, cnt, S);
       mask = ~(T)0;
       done = true;
@@ -446,13 +457,11 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
     air_wide_select<unsigned long long, NV, true>(cv, cl, ib, 0, mask, B, q, par, S);
   }
   AIR_WIDE_STAMP(5);
-  /* the k composites >= B into the candidate buffer (read into cv before the reduce's barrier), a
-   * slot each from one counter, then written out a slot a thread: one copy of the emit's code, and
-   * a warp's stores to consecutive slots (the slots by a warp scan, and each thread's 0-4 emits
-   * unrolled, took ~1.1 us: docs/perf-notes.md v0.42) */
-#pragma unroll
-  for (int j = 0; j < NV; ++j)
-    if (cl[j] && cv[j] >= B) s_cand[atomicAdd(&S->out, 1u)] = cv[j];
+  /* the k composites >= B into the candidate buffer (read into cv before the reduce's barrier), at
+   * slots from one counter (air_wide_gather), then written out a slot a thread: one copy of the
+   * emit's code, and a warp's stores to consecutive slots (the slots by a warp scan, and each
+   * thread's 0-4 emits unrolled, took ~1.1 us: docs/perf-notes.md v0.42) */
+  air_wide_gather<unsigned long long, NV>(cv, [&](int j) { return cl[j] && cv[j] >= B; }, &S->out, s_cand);
   __syncthreads();
   AIR_WIDE_STAMP(6);
   const RawT* in_row = (const RawT*)P.in + R.start;

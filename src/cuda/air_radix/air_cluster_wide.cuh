@@ -8,12 +8,12 @@
  * it to k <= 128. This start sends every candidate once and ranks them by a radix select in one
  * block, so its time grows with the candidates (~1.5k at k = 1024), not with their square.
  *
- *  (1) Each block's bound thr_b: its q-th largest thread maximum (each thread's largest staged
- *      key, taken while staging), by 8-bit radix digits of (maximum - the smallest maximum) over
- *      the 1024 maxima, stopping at the first digit whose bin holds few maxima (one digit on
- *      rows of random order, two where an outlying maximum stretches the span); the bound is
- *      the lower edge of the chosen bin, so >= q keys of the block are >= thr_b. q = ceil(k /
- *      cs) plus a margin (the host's wide_q): see (3).
+ *  (1) Each block's bound thr_b: the median over its 32 warps of each warp's r-th largest thread
+ *      maximum (each thread's largest staged key, taken while staging), r = ceil(q / 32), so
+ *      about 32 r >= q keys of the block are >= thr_b. q = ceil(k / cs) plus a margin (the
+ *      host's wide_q): see (3). Any bound is safe (rank 0's check); this one is an estimate of
+ *      the block's q-th largest thread maximum in one barrier, where a radix select of it took
+ *      two to four.
  *  (2) Each block writes its keys >= thr_b, as (key << 32 | ~index), at their place in its
  *      segment of rank 0's buffer (AIR_WIDE_CAND / cs entries) in its own shared memory, and
  *      sends the segment to rank 0 in one bulk copy, then its count and thr_b (st.async). One
@@ -50,10 +50,11 @@ struct air_wide_sync {
   unsigned long long bar[3];                   /* rank 0: headers, candidates; others: the verdict */
   unsigned long long hdr[AIR_CLUSTER_MAX_BLOCKS]; /* rank 0's: block b's count << 32 | thr_b */
   unsigned verdict;                            /* others': 1 the start is done, 0 run the passes */
+  unsigned bound;                              /* this block's thr_b */
   unsigned mine;                               /* this block's candidates */
   unsigned out;                                /* rank 0: the next output slot */
   __align__(16) unsigned hist[2][256];         /* the radix selects' digits, double-buffered */
-  unsigned wred[2][AIR_CLUSTER_THREADS / 32];  /* warp min / max of the thread maxima; [1]: rank 0's largest kept key */
+  unsigned wred[2][AIR_CLUSTER_THREADS / 32];  /* [0]: each warp's r-th largest thread maximum; [1]: rank 0's largest kept key */
   unsigned wcnt[AIR_CLUSTER_THREADS / 32];     /* rank 0: warp counts of the kept keys */
   unsigned sel[3];                             /* the select's chosen bin: keys above it left, its count; members gathered */
   unsigned long long small[32];                /* the exact select's last bin, gathered */
@@ -147,7 +148,7 @@ __device__ __forceinline__ void air_wide_gather(const T (&v)[NV], F&& take, unsi
  * took ~1400 cycles of rank 0's select: its SASS was one dependent chain, docs/perf-notes.md v0.43.)
  * Two barriers; every thread calls it and gets the value.
  */
-static_assert(AIR_CLUSTER_THREADS / 32 >= 32, "a warp for each of the exact select's <= 32 values");
+static_assert(AIR_CLUSTER_THREADS == 1024, "32 warps: one for each of the exact select's <= 32 values, a lane for each warp's value in the bound's median");
 template <typename T, int NV>
 __device__ T air_wide_exact(const T (&v)[NV], const bool (&live)[NV], T mask, T pre, unsigned q, unsigned cnt,
                             air_wide_sync* S) {
@@ -223,15 +224,15 @@ __device__ __forceinline__ unsigned air_wide_choose(unsigned& p, unsigned q, air
  * cnt: how many live values (pre, mask) holds where a caller's digit chose it (air_wide_log_digit),
  * checked before the first digit; ~0 if not known.
  * Returns true where it stopped early: the last chosen digit's bin holds exactly the q values
- * still wanted, so exactly the wanted count is >= pre (the rest 0); or fewer than q values were
- * live (pre = 0: all pass). Else pre is the lower edge of the q-th's bin at bit lo, or (not EXACT)
- * at the first digit whose bin holds <= stop values.
+ * still wanted, so exactly the wanted count is >= pre (the rest 0); a bin of <= 32 values was
+ * ranked (air_wide_exact: pre is the q-th value); or fewer than q values were live (pre = 0: all
+ * pass). Else pre is the lower edge of the q-th's bin at bit lo.
  * S->hist[par] must be zero on entry; on return par names a zero one again. Block-uniform
  * arguments; every thread calls it; two barriers a digit (~0.6 us, docs/perf-notes.md v0.41).
  */
-template <typename T, int NV, bool EXACT>
+template <typename T, int NV>
 __device__ bool air_wide_select(const T (&v)[NV], const bool (&live)[NV], int hi, int lo, T& mask, T& pre, unsigned& q,
-                                unsigned& par, air_wide_sync* S, unsigned stop = 0, unsigned cnt = 0xFFFFFFFFu) {
+                                unsigned& par, air_wide_sync* S, unsigned cnt = 0xFFFFFFFFu) {
   bool done = false;
   unsigned p = par;
   for (int top = hi;; top -= 8) {
@@ -239,8 +240,7 @@ __device__ bool air_wide_select(const T (&v)[NV], const bool (&live)[NV], int hi
       done = true;
       break;
     }
-    if (!EXACT && cnt <= stop) break; /* a bound: the bin's lower edge is close enough */
-    if (EXACT && cnt <= 32) { /* a few values left: ranked by ballots */
+    if (cnt <= 32) { /* a few values left: ranked by ballots */
       pre = air_wide_exact<T, NV>(v, live, mask, pre, q, cnt, S);
       mask = ~(T)0;
       done = true;
@@ -322,33 +322,36 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
   if (stamps && t == 0) ts[i] = air_now();
   AIR_WIDE_STAMP(0);
 
-  /* (1) thr_b: the qb-th largest thread maximum, as the lower edge of its bin in 8-bit digits of
-   * (maximum - the smallest maximum), from the top; the first digit whose bin holds at most
-   * 16 + qb / 8 maxima ends it (one digit on rows of random order; a second where a few maxima lie
-   * far below, e.g. negative, and stretch the span). Two digits of the raw bits below the bits all
-   * maxima share took 1.6 us, the first mostly splitting the exponent. Rank 0's check makes any
-   * bound safe. (The maxima of groups of 2 or 4 threads, fewer values in fewer warps, measured no
-   * faster and passed ~20 % more candidates: docs/perf-notes.md v0.40.) */
+  /* (1) thr_b: each warp's r-th largest thread maximum (r rounds of a warp max, each taking out the
+   * lanes that hold it), then their median over the block's 32 warps, found by the warp whose value
+   * has < 16 others above it and >= 16 at or above (the first such warp writes it). A numpy model of
+   * normal, uniform, Gumbel and t(3) rows at the LLM shapes (60 trials each): no segment overflowed,
+   * every check held, ~1.6-2.0k candidates at k = 1024, as many as the exact q-th's ~1.5-1.6k within
+   * ~25 %. The exact q-th, by 8-bit digits of (maximum - the smallest maximum), took 1.0-1.5 us and
+   * two to four barriers (docs/perf-notes.md v0.43); the mean of the warps' values in place of
+   * their median overflowed where one warp's maxima were negative. */
   const CT mx = (CT)mine_max;
   unsigned par = 0; /* S->hist[par] is zero (air_cluster_wide_init) */
-  {
-    const CT a = __reduce_min_sync(0xffffffffu, mx), o = __reduce_max_sync(0xffffffffu, mx);
-    if (lane == 0) {
-      S->wred[0][warp] = a;
-      S->wred[1][warp] = o;
-    }
-  }
-  __syncthreads(); /* also: the slice is staged, the init's hist zeroing seen */
   CT thr_b;
   {
-    const CT a = __reduce_min_sync(0xffffffffu, S->wred[0][lane]), o = __reduce_max_sync(0xffffffffu, S->wred[1][lane]);
-    const int hi = 32 - __clz((int)(o - a)); /* bits of the maxima's span; 0 if all are equal */
-    const CT v[1] = {mx - a};
-    const bool live[1] = {true};
-    CT mask = 0, pre = 0;
-    unsigned q = qb;
-    if (hi > 0) air_wide_select<CT, 1, false>(v, live, hi, hi > 16 ? hi - 16 : 0, mask, pre, q, par, S, 16u + qb / 8u);
-    thr_b = a + pre; /* all maxima equal (hi = 0): that maximum */
+    const unsigned r = (qb + 31u) / 32u; /* <= 16: the host's qb <= 512 */
+    CT cur = mx, wr = 0;
+    for (unsigned seen = 0;;) { /* warp-uniform; each round takes out >= 1 lane, so <= 32 rounds */
+      const CT m = __reduce_max_sync(0xffffffffu, cur);
+      seen += __popc(__ballot_sync(0xffffffffu, cur == m));
+      if (seen >= r) {
+        wr = m;
+        break;
+      }
+      if (cur == m) cur = 0;
+    }
+    if (lane == 0) S->wred[0][warp] = wr;
+    __syncthreads(); /* also: the slice is staged, the init's hist zeroing seen */
+    const CT x = S->wred[0][warp], y = S->wred[0][lane];
+    const unsigned above = __popc(__ballot_sync(0xffffffffu, y > x)), eq = __ballot_sync(0xffffffffu, y == x);
+    if (lane == 0 && above < 16u && above + __popc(eq) >= 16u && (eq & ((1u << warp) - 1u)) == 0u) S->bound = x;
+    __syncthreads();
+    thr_b = S->bound;
   }
   AIR_WIDE_STAMP(1);
   cluster_wait(); /* the kernel start's arrival: every block runs and has its mbarriers */
@@ -449,12 +452,12 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
   unsigned q = (unsigned)P.k, cnt = 0xFFFFFFFFu;
   int top = hi;
   if (sb >= AIR_WIDE_LOG_MIN) air_wide_log_digit<NV>(cv, cl, sb, mask, B, q, par, S, top, cnt);
-  if (!air_wide_select<unsigned long long, NV, true>(cv, cl, top, 32, mask, B, q, par, S, 0u, cnt)) {
+  if (!air_wide_select<unsigned long long, NV>(cv, cl, top, 32, mask, B, q, par, S, cnt)) {
     const int ib = R.len > 1 ? 64 - __clzll((long long)(R.len - 1)) : 0; /* index bits (<= 32) */
     const unsigned long long ones = ib >= 32 ? 0ull : (0xFFFFFFFFull << ib) & 0xFFFFFFFFull;
     mask |= ones;
     B |= ones;
-    air_wide_select<unsigned long long, NV, true>(cv, cl, ib, 0, mask, B, q, par, S);
+    air_wide_select<unsigned long long, NV>(cv, cl, ib, 0, mask, B, q, par, S);
   }
   AIR_WIDE_STAMP(5);
   /* the k composites >= B into the candidate buffer (read into cv before the reduce's barrier), at

@@ -45,6 +45,10 @@ enum {
 };
 static_assert(AIR_WIDE_EXTRA >= 0, "the wide start's buffer covers the histograms' space");
 
+/* The most values the exact select ranks (air_wide_exact): two a warp. 64, not 32, so bf16's ~42-48 ties at the
+ * k-th key of rows of 128256..262144 (k = 1024) end there, without a digit of the index bits. */
+enum { AIR_WIDE_EXACT = 64 };
+
 /* The wide start's shared state (beside the delegate start's, in a union). */
 struct air_wide_sync {
   unsigned long long bar[3];                   /* rank 0: headers, candidates; others: the verdict */
@@ -57,7 +61,7 @@ struct air_wide_sync {
   unsigned wred[2][AIR_CLUSTER_THREADS / 32];  /* [0]: each warp's r-th largest thread maximum; [1]: rank 0's largest kept key */
   unsigned wcnt[AIR_CLUSTER_THREADS / 32];     /* rank 0: warp counts of the kept keys */
   unsigned sel[3];                             /* the select's chosen bin: keys above it left, its count; members gathered */
-  unsigned long long small[32];                /* the exact select's last bin, gathered */
+  unsigned long long small[AIR_WIDE_EXACT];    /* the exact select's last bin, gathered */
   unsigned long long exact;                    /* ... and its answer */
 };
 enum { AIR_WIDE_BAR_HDR = 0, AIR_WIDE_BAR_CAND = 1, AIR_WIDE_BAR_VERDICT = 2 };
@@ -141,26 +145,31 @@ __device__ __forceinline__ void air_wide_gather(const T (&v)[NV], F&& take, unsi
 }
 
 /*
- * The q-th largest of the cnt <= 32 values v (live[j]) whose bits under mask equal pre (distinct
- * values): gathered into S->small (S->sel[2] is 0: the picks zero it); then warp w < cnt ranks
- * gathered value w against all of them by one ballot, and the warp whose value has q - 1 above it
- * writes it. (Warp 0 alone, each lane counting the values above its own by 32 loads and compares,
- * took ~1400 cycles of rank 0's select: its SASS was one dependent chain, docs/perf-notes.md v0.43.)
- * Two barriers; every thread calls it and gets the value.
+ * The q-th largest of the cnt <= AIR_WIDE_EXACT values v (live[j]) whose bits under mask equal pre
+ * (distinct values): gathered into S->small (S->sel[2] is 0: the picks zero it); then warp w ranks
+ * gathered values w and w + 32 against all of them by ballots, and the warp whose value has q - 1
+ * above it writes it. (Warp 0 alone, each lane counting the values above its own by 32 loads and
+ * compares, took ~1400 cycles of rank 0's select: its SASS was one dependent chain;
+ * docs/perf-notes.md v0.43.) Two barriers; every thread calls it and gets the value.
  */
-static_assert(AIR_CLUSTER_THREADS == 1024, "32 warps: one for each of the exact select's <= 32 values, a lane for each warp's value in the bound's median");
+static_assert(AIR_CLUSTER_THREADS == 1024 && AIR_WIDE_EXACT == 64,
+              "32 warps: two of the exact select's values each, and a lane for each warp's value in the bound's median");
 template <typename T, int NV>
 __device__ T air_wide_exact(const T (&v)[NV], const bool (&live)[NV], T mask, T pre, unsigned q, unsigned cnt,
                             air_wide_sync* S) {
   const unsigned t = threadIdx.x, lane = t & 31, w = t >> 5;
   air_wide_gather<T, NV>(v, [&](int j) { return live[j] && (v[j] & mask) == pre; }, &S->sel[2], S->small);
   __syncthreads();
-  if (w < cnt) { /* warp-uniform; slots >= cnt hold stale values, masked out of the ballot */
-    const unsigned long long x = S->small[w], y = S->small[lane];
-    const unsigned in = cnt >= 32 ? 0xFFFFFFFFu : (1u << cnt) - 1u;
-    const unsigned above = __ballot_sync(0xffffffffu, y > x) & in;
-    if (lane == 0 && (unsigned)__popc(above) == q - 1) S->exact = x;
-  }
+  /* slots >= cnt hold stale values: masked out of the ballots */
+  const unsigned in0 = cnt >= 32 ? 0xFFFFFFFFu : (1u << cnt) - 1u, in1 = cnt >= 64 ? 0xFFFFFFFFu : cnt > 32 ? (1u << (cnt - 32)) - 1u : 0u;
+  const unsigned long long y0 = S->small[lane], y1 = S->small[lane + 32];
+#pragma unroll
+  for (unsigned i = w; i < AIR_WIDE_EXACT; i += 32)
+    if (i < cnt) { /* warp-uniform */
+      const unsigned long long x = S->small[i];
+      const unsigned above = __popc(__ballot_sync(0xffffffffu, y0 > x) & in0) + __popc(__ballot_sync(0xffffffffu, y1 > x) & in1);
+      if (lane == 0 && above == q - 1) S->exact = x;
+    }
   __syncthreads();
   return (T)S->exact;
 }
@@ -171,7 +180,7 @@ __device__ T air_wide_exact(const T (&v)[NV], const bool (&live)[NV], T mask, T 
  * (16 bins a binade, 1 + 15 * 16 = 241 bins), with every r < 2^(s - 15) in bin 0. The k-th largest
  * kept key lies a few hundred keys above M (rank 0 keeps ~k + a margin), where these bins are
  * narrowest: a bin holds ~1/16 of the keys below its upper edge, so the k-th's bin holds ~7-25 (a
- * numpy model of normal rows at the LLM shapes), within the exact finish's 32, where one 8-bit
+ * numpy model of normal rows at the LLM shapes), within the exact finish's 64, where one 8-bit
  * digit of the span left ~50 and a second digit ran (f32 N(0, 1), 1 x 262144). Each bin is an
  * aligned range of r: air_wide_log_range. docs/perf-notes.md v0.42.
  */
@@ -224,7 +233,7 @@ __device__ __forceinline__ unsigned air_wide_choose(unsigned& p, unsigned q, air
  * cnt: how many live values (pre, mask) holds where a caller's digit chose it (air_wide_log_digit),
  * checked before the first digit; ~0 if not known.
  * Returns true where it stopped early: the last chosen digit's bin holds exactly the q values
- * still wanted, so exactly the wanted count is >= pre (the rest 0); a bin of <= 32 values was
+ * still wanted, so exactly the wanted count is >= pre (the rest 0); a bin of <= AIR_WIDE_EXACT values was
  * ranked (air_wide_exact: pre is the q-th value); or fewer than q values were live (pre = 0: all
  * pass). Else pre is the lower edge of the q-th's bin at bit lo.
  * S->hist[par] must be zero on entry; on return par names a zero one again. Block-uniform
@@ -240,7 +249,7 @@ __device__ bool air_wide_select(const T (&v)[NV], const bool (&live)[NV], int hi
       done = true;
       break;
     }
-    if (cnt <= 32) { /* a few values left: ranked by ballots */
+    if (cnt <= AIR_WIDE_EXACT) { /* a few values left: ranked by ballots */
       pre = air_wide_exact<T, NV>(v, live, mask, pre, q, cnt, S);
       mask = ~(T)0;
       done = true;
@@ -300,6 +309,67 @@ __device__ void air_wide_log_digit(const unsigned long long (&v)[NV], const bool
   q = s0 >> 8;
 }
 
+/*
+ * This thread's staged keys >= thr (> 0), as (key << 32 | ~index) composites at slots of out[] from
+ * *counter (slots >= cap dropped; the count still grows, so rank 0 sees the overflow). The thread's
+ * vectors (v = t, t + NT, ...: the ones it staged) are looked at four at a time, their loads in
+ * flight together, counting the keys >= thr and noting which vectors hold any; then one atomic a
+ * thread takes the slots and only the noted vectors are read again. (A slot a key from the counter,
+ * in a loop of one vector at a time, grew ~0.15 us a vector a thread, docs/perf-notes.md v0.43.)
+ */
+template <topk_dtype DT>
+__device__ __forceinline__ void air_wide_collect(const typename topk_dtype_traits<DT>::key_t* s_key, int my_len,
+                                                 int nvec, typename topk_dtype_traits<DT>::key_t thr, int64_t lo,
+                                                 unsigned* counter, unsigned long long* out, unsigned cap) {
+  typedef typename topk_dtype_traits<DT>::raw_t RawT;
+  typedef typename topk_dtype_traits<DT>::key_t KeyT;
+  constexpr int KB = topk_dtype_traits<DT>::bits;
+  typedef unsigned CT;
+  constexpr int NT = AIR_CLUSTER_THREADS, V = 16 / (int)sizeof(RawT), NW = 4, U = 4;
+  static_assert(228 * 1024 / 16 <= 32 * NT, "a slice in shared memory (<= 228 KB) is <= 32 vectors a thread: one mask");
+  const int t = (int)threadIdx.x;
+  const CT lim1 = KB == 16 ? (CT)(thr - 1) * 0x10001u : (CT)(thr - 1);
+  auto count_ge = [&](const uint4& q) {
+    CT w[NW];
+    air_words(q, w);
+    unsigned c = 0;
+#pragma unroll
+    for (int e = 0; e < V; ++e) c += air_key_at<KB>(w, e) >= (CT)thr ? 1u : 0u;
+    return c;
+  };
+  unsigned hits = 0, cnt = 0;
+  for (int u0 = 0; t + u0 * NT < nvec; u0 += U) {
+    uint4 q[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (t + (u0 + u) * NT < nvec) q[u] = ((const uint4*)s_key)[t + (u0 + u) * NT];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (t + (u0 + u) * NT < nvec && air_any_gt(q[u], lim1, KB)) {
+        hits |= 1u << (u0 + u);
+        cnt += count_ge(q[u]);
+      }
+  }
+  for (int i = nvec * V + t; i < my_len; i += NT) cnt += s_key[i] >= thr ? 1u : 0u; /* an unaligned row's keys */
+  if (cnt == 0) return;
+  unsigned slot = atomicAdd(counter, cnt);
+  auto put = [&](int i, KeyT key) {
+    if (slot < cap) out[slot] = (unsigned long long)key << 32 | (unsigned)~(unsigned)(lo + i);
+    ++slot;
+  };
+#pragma unroll 1
+  for (; hits; hits &= hits - 1u) {
+    const int v = t + (__ffs((int)hits) - 1) * NT;
+    CT w[NW];
+    air_words(((const uint4*)s_key)[v], w);
+#pragma unroll
+    for (int e = 0; e < V; ++e)
+      if (air_key_at<KB>(w, e) >= (CT)thr) put(v * V + e, (KeyT)air_key_at<KB>(w, e));
+  }
+  for (int i = nvec * V + t; i < my_len; i += NT)
+    if (s_key[i] >= thr) put(i, s_key[i]);
+}
+
 /* Returns true when the row is done (the block returns), false when the radix passes must run. */
 template <topk_dtype DT>
 __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs, int64_t row,
@@ -324,8 +394,9 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
 
   /* (1) thr_b: each warp's r-th largest thread maximum (r rounds of a warp max, each taking out the
    * lanes that hold it), then their median over the block's 32 warps, found by the warp whose value
-   * has < 16 others above it and >= 16 at or above (the first such warp writes it). A numpy model of
-   * normal, uniform, Gumbel and t(3) rows at the LLM shapes (60 trials each): no segment overflowed,
+   * has < 16 others above it and >= 16 at or above (the first such warp writes it). A numpy model
+   * (bench/wide_bound_model.py) of normal, uniform, Gumbel and t(3) rows at the LLM shapes (25-60
+   * trials each): no segment overflowed,
    * every check held, ~1.6-2.0k candidates at k = 1024, as many as the exact q-th's ~1.5-1.6k within
    * ~25 %. The exact q-th, by 8-bit digits of (maximum - the smallest maximum), took 1.0-1.5 us and
    * two to four barriers (docs/perf-notes.md v0.43); the mean of the warps' values in place of
@@ -357,20 +428,24 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
   cluster_wait(); /* the kernel start's arrival: every block runs and has its mbarriers */
   AIR_WIDE_STAMP(8);
 
-  /* (2) this block's keys >= thr_b: written locally at their place in rank 0's buffer (one look at
-   * the keys of each thread whose maximum reaches thr_b, ~10 %; a slot a key from one counter: 0.86 us
-   * where a count, a warp scan and a second look took 1.31, docs/perf-notes.md v0.41), then sent in
-   * one bulk copy, and the count and thr_b after it. (A warp taking its such threads one by one, a
-   * lane a key, with ballots for the slots, measured slower still: 0.8-5.2 us.) */
+  /* (2) this block's keys >= thr_b: written locally at their place in rank 0's buffer (by the threads
+   * whose maximum reaches thr_b, ~10 %), then sent in one bulk copy, and the count and thr_b after
+   * it. Where a thread staged more than 2 vectors, air_wide_collect's counted look; else one look, a
+   * slot a key from the counter (the counted look measured slower there: 0.97 against 0.72 us at 1
+   * vector a thread, 1.33 against 1.75 at 8, docs/perf-notes.md v0.43). (A count, a warp scan and a second look of every vector took 1.31 us, a warp
+   * taking its such threads one by one, a lane a key, with ballots for the slots, 0.8-5.2 us:
+   * docs/perf-notes.md v0.41.) */
   const KeyT thr = (KeyT)thr_b;
-  auto each_key = [&](auto&& f) { air_cluster_each_key<DT>(s_key, my_len, nvec, thr, f); }; /* this thread's keys >= thr */
   unsigned long long* my_seg = s_cand + (rank << lg_seg);
-  if (mine_max >= thr) { /* one look: a slot a key from S->mine (a warp's same-address increments are one atomic) */
-    each_key([&](int i, KeyT key) {
+  if (mine_max >= thr && thr > 0 && nvec > 2 * NT) {
+    air_wide_collect<DT>(s_key, my_len, nvec, thr, lo, &S->mine, my_seg, seg);
+    bulk_fence(); /* the writes, before the async proxy reads them */
+  } else if (mine_max >= thr) { /* <= 2 vectors a thread (or thr_b = 0): one look, a slot a key */
+    air_cluster_each_key<DT>(s_key, my_len, nvec, thr, [&](int i, KeyT key) {
       const unsigned slot = atomicAdd(&S->mine, 1u);
       if (slot < seg) my_seg[slot] = (unsigned long long)key << 32 | (unsigned)~(unsigned)(lo + i);
     });
-    bulk_fence(); /* the writes, before the async proxy reads them */
+    bulk_fence();
   }
   __syncthreads(); /* S->mine is final, the segment written */
   AIR_WIDE_STAMP(2);

@@ -45,21 +45,22 @@ enum {
 };
 static_assert(AIR_WIDE_EXTRA >= 0, "the wide start's buffer covers the histograms' space");
 
-/* The most values the exact select ranks (air_wide_exact): two a warp. 64, not 32, so bf16's ~42-48 ties at the
- * k-th key of rows of 128256..262144 (k = 1024) end there, without a digit of the index bits. */
+/* The most values the exact select ranks (air_wide_exact): two a warp. 64, not 32, so bf16's ~42-48
+ * ties at the k-th key of rows of 128256..262144 (k = 1024) end there, without a digit of the index
+ * bits. */
 enum { AIR_WIDE_EXACT = 64 };
 
 /* The wide start's shared state (beside the delegate start's, in a union). */
 struct air_wide_sync {
   unsigned long long bar[3];                   /* rank 0: headers, candidates; others: the verdict */
   unsigned long long hdr[AIR_CLUSTER_MAX_BLOCKS]; /* rank 0's: block b's count << 32 | thr_b */
+  unsigned hmax[AIR_CLUSTER_MAX_BLOCKS];       /* rank 0's: block b's largest key */
   unsigned verdict;                            /* others': 1 the start is done, 0 run the passes */
   unsigned bound;                              /* this block's thr_b */
   unsigned mine;                               /* this block's candidates */
   unsigned out;                                /* rank 0: the next output slot */
   __align__(16) unsigned hist[2][256];         /* the radix selects' digits, double-buffered */
-  unsigned wred[2][AIR_CLUSTER_THREADS / 32];  /* [0]: each warp's r-th largest thread maximum; [1]: rank 0's largest kept key */
-  unsigned wcnt[AIR_CLUSTER_THREADS / 32];     /* rank 0: warp counts of the kept keys */
+  unsigned wred[2][AIR_CLUSTER_THREADS / 32];  /* each warp's r-th largest thread maximum, and its largest */
   unsigned sel[3];                             /* the select's chosen bin: keys above it left, its count; members gathered */
   unsigned long long small[AIR_WIDE_EXACT];    /* the exact select's last bin, gathered */
   unsigned long long exact;                    /* ... and its answer */
@@ -74,7 +75,7 @@ __device__ __forceinline__ void air_cluster_wide_init(air_wide_sync* S, unsigned
     for (int b = 0; b < 3; ++b) mbar_init(&S->bar[b]);
     S->mine = 0;
     S->out = 0;
-    if (rank == 0) mbar_expect_tx(&S->bar[AIR_WIDE_BAR_HDR], cs * 8u);
+    if (rank == 0) mbar_expect_tx(&S->bar[AIR_WIDE_BAR_HDR], cs * 12u); /* hdr and hmax */
     else mbar_expect_tx(&S->bar[AIR_WIDE_BAR_VERDICT], 4u);
     cluster_mbar_init_fence();
   }
@@ -132,7 +133,8 @@ __device__ __forceinline__ void air_wide_pick_bin(const unsigned* h, unsigned q,
  * atomics, docs/perf-notes.md v0.43).
  */
 template <typename T, int NV, typename F>
-__device__ __forceinline__ void air_wide_gather(const T (&v)[NV], F&& take, unsigned* counter, unsigned long long* out) {
+__device__ __forceinline__ void air_wide_gather(const T (&v)[NV], F&& take, unsigned* counter,
+                                                unsigned long long* out) {
   unsigned m = 0;
 #pragma unroll
   for (int j = 0; j < NV; ++j) m += take(j) ? 1u : 0u;
@@ -153,23 +155,25 @@ __device__ __forceinline__ void air_wide_gather(const T (&v)[NV], F&& take, unsi
  * docs/perf-notes.md v0.43.) Two barriers; every thread calls it and gets the value.
  */
 static_assert(AIR_CLUSTER_THREADS == 1024 && AIR_WIDE_EXACT == 64,
-              "32 warps: two of the exact select's values each, and a lane for each warp's value in the bound's median");
+              "32 warps: two of the exact select's values each; a lane for each warp's value in the bound's median");
 template <typename T, int NV>
 __device__ T air_wide_exact(const T (&v)[NV], const bool (&live)[NV], T mask, T pre, unsigned q, unsigned cnt,
                             air_wide_sync* S) {
   const unsigned t = threadIdx.x, lane = t & 31, w = t >> 5;
   air_wide_gather<T, NV>(v, [&](int j) { return live[j] && (v[j] & mask) == pre; }, &S->sel[2], S->small);
   __syncthreads();
-  /* slots >= cnt hold stale values: masked out of the ballots */
-  const unsigned in0 = cnt >= 32 ? 0xFFFFFFFFu : (1u << cnt) - 1u, in1 = cnt >= 64 ? 0xFFFFFFFFu : cnt > 32 ? (1u << (cnt - 32)) - 1u : 0u;
-  const unsigned long long y0 = S->small[lane], y1 = S->small[lane + 32];
-#pragma unroll
-  for (unsigned i = w; i < AIR_WIDE_EXACT; i += 32)
-    if (i < cnt) { /* warp-uniform */
-      const unsigned long long x = S->small[i];
-      const unsigned above = __popc(__ballot_sync(0xffffffffu, y0 > x) & in0) + __popc(__ballot_sync(0xffffffffu, y1 > x) & in1);
-      if (lane == 0 && above == q - 1) S->exact = x;
-    }
+  /* slots >= cnt hold stale values: masked out of the ballots (the second half read only where used:
+   * reading it always cost f32's selects ~0.15 us, docs/perf-notes.md v0.43) */
+  const unsigned in0 = cnt >= 32 ? 0xFFFFFFFFu : (1u << cnt) - 1u,
+                 in1 = cnt >= 64 ? 0xFFFFFFFFu : cnt > 32 ? (1u << (cnt - 32)) - 1u : 0u;
+  const unsigned long long y0 = S->small[lane], y1 = cnt > 32 ? S->small[lane + 32] : 0ull;
+#pragma unroll 1
+  for (unsigned i = w; i < cnt; i += 32) { /* warp-uniform */
+    const unsigned long long x = S->small[i];
+    unsigned above = __popc(__ballot_sync(0xffffffffu, y0 > x) & in0);
+    if (cnt > 32) above += __popc(__ballot_sync(0xffffffffu, y1 > x) & in1);
+    if (lane == 0 && above == q - 1) S->exact = x;
+  }
   __syncthreads();
   return (T)S->exact;
 }
@@ -233,9 +237,9 @@ __device__ __forceinline__ unsigned air_wide_choose(unsigned& p, unsigned q, air
  * cnt: how many live values (pre, mask) holds where a caller's digit chose it (air_wide_log_digit),
  * checked before the first digit; ~0 if not known.
  * Returns true where it stopped early: the last chosen digit's bin holds exactly the q values
- * still wanted, so exactly the wanted count is >= pre (the rest 0); a bin of <= AIR_WIDE_EXACT values was
- * ranked (air_wide_exact: pre is the q-th value); or fewer than q values were live (pre = 0: all
- * pass). Else pre is the lower edge of the q-th's bin at bit lo.
+ * still wanted, so exactly the wanted count is >= pre (the rest 0); a bin of <= AIR_WIDE_EXACT
+ * values was ranked (air_wide_exact: pre is the q-th value); or fewer than q values were live
+ * (pre = 0: all pass). Else pre is the lower edge of the q-th's bin at bit lo.
  * S->hist[par] must be zero on entry; on return par names a zero one again. Block-uniform
  * arguments; every thread calls it; two barriers a digit (~0.6 us, docs/perf-notes.md v0.41).
  */
@@ -396,19 +400,19 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
    * lanes that hold it), then their median over the block's 32 warps, found by the warp whose value
    * has < 16 others above it and >= 16 at or above (the first such warp writes it). A numpy model
    * (bench/wide_bound_model.py) of normal, uniform, Gumbel and t(3) rows at the LLM shapes (25-60
-   * trials each): no segment overflowed,
-   * every check held, ~1.6-2.0k candidates at k = 1024, as many as the exact q-th's ~1.5-1.6k within
-   * ~25 %. The exact q-th, by 8-bit digits of (maximum - the smallest maximum), took 1.0-1.5 us and
-   * two to four barriers (docs/perf-notes.md v0.43); the mean of the warps' values in place of
-   * their median overflowed where one warp's maxima were negative. */
+   * trials each): no segment overflowed, every check held, ~1.6-2.0k candidates at k = 1024 against
+   * the exact q-th's ~1.5-1.6k. The exact q-th, by 8-bit digits of (maximum - the smallest maximum),
+   * took 1.0-1.5 us and two to four barriers; this, 0.5-0.7 (docs/perf-notes.md v0.43). The mean of
+   * the warps' values in place of their median overflowed where one warp's maxima were negative. */
   const CT mx = (CT)mine_max;
   unsigned par = 0; /* S->hist[par] is zero (air_cluster_wide_init) */
-  CT thr_b;
+  CT thr_b, bmax; /* bmax: the block's largest key, for rank 0's span (sent with the header) */
   {
     const unsigned r = (qb + 31u) / 32u; /* <= 16: the host's qb <= 512 */
     CT cur = mx, wr = 0;
+    const CT wmax = __reduce_max_sync(0xffffffffu, cur);
     for (unsigned seen = 0;;) { /* warp-uniform; each round takes out >= 1 lane, so <= 32 rounds */
-      const CT m = __reduce_max_sync(0xffffffffu, cur);
+      const CT m = seen ? __reduce_max_sync(0xffffffffu, cur) : wmax;
       seen += __popc(__ballot_sync(0xffffffffu, cur == m));
       if (seen >= r) {
         wr = m;
@@ -416,8 +420,12 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
       }
       if (cur == m) cur = 0;
     }
-    if (lane == 0) S->wred[0][warp] = wr;
+    if (lane == 0) {
+      S->wred[0][warp] = wr;
+      S->wred[1][warp] = wmax;
+    }
     __syncthreads(); /* also: the slice is staged, the init's hist zeroing seen */
+    bmax = __reduce_max_sync(0xffffffffu, S->wred[1][lane]);
     const CT x = S->wred[0][warp], y = S->wred[0][lane];
     const unsigned above = __popc(__ballot_sync(0xffffffffu, y > x)), eq = __ballot_sync(0xffffffffu, y == x);
     if (lane == 0 && above < 16u && above + __popc(eq) >= 16u && (eq & ((1u << warp) - 1u)) == 0u) S->bound = x;
@@ -432,9 +440,9 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
    * whose maximum reaches thr_b, ~10 %), then sent in one bulk copy, and the count and thr_b after
    * it. Where a thread staged more than 2 vectors, air_wide_collect's counted look; else one look, a
    * slot a key from the counter (the counted look measured slower there: 0.97 against 0.72 us at 1
-   * vector a thread, 1.33 against 1.75 at 8, docs/perf-notes.md v0.43). (A count, a warp scan and a second look of every vector took 1.31 us, a warp
-   * taking its such threads one by one, a lane a key, with ballots for the slots, 0.8-5.2 us:
-   * docs/perf-notes.md v0.41.) */
+   * vector a thread, 1.33 against 1.75 at 8, docs/perf-notes.md v0.43). (A count, a warp scan and a
+   * second look of every vector took 1.31 us; a warp taking its such threads one by one, a lane a
+   * key, with ballots for the slots, 0.8-5.2 us: docs/perf-notes.md v0.41.) */
   const KeyT thr = (KeyT)thr_b;
   unsigned long long* my_seg = s_cand + (rank << lg_seg);
   if (mine_max >= thr && thr > 0 && nvec > 2 * NT) {
@@ -454,6 +462,7 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
     if (rank != 0 && bytes) cluster_bulk_send(my_seg, 0u, my_seg, bytes, &S->bar[AIR_WIDE_BAR_CAND]);
     cluster_send<unsigned long long>(&S->hdr[rank], 0u, (unsigned long long)S->mine << 32 | thr_b,
                                      &S->bar[AIR_WIDE_BAR_HDR], solo);
+    cluster_send<unsigned>(&S->hmax[rank], 0u, bmax, &S->bar[AIR_WIDE_BAR_HDR], solo);
     if (rank != 0 && bytes) bulk_wait_read(); /* before the block rewrites or leaves its segment */
   }
   auto print_stamps = [&](unsigned c_all, CT m) {
@@ -472,8 +481,11 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
   }
   if (solo) __syncthreads();
 
-  /* (3) rank 0: the headers, then the candidates they announce, then the check over the keys >= M
-   * (the others cannot be among the k: U holds >= k keys >= M where the check passes) */
+  /* (3) rank 0: the headers, then the candidates they announce; the keys >= M are kept (the others
+   * cannot be among the k: U holds >= k keys >= M where the check passes). The check's count is
+   * the select's: fewer than k kept leaves fewer than k composites >= its answer (S->out, below),
+   * so no barrier of its own; the span's top is the row's largest key (every block's largest is
+   * >= its bound, so the row's is kept). */
   mbar_wait(&S->bar[AIR_WIDE_BAR_HDR], 0);
   AIR_WIDE_STAMP(3);
   const unsigned long long h = lane < cs ? S->hdr[lane] : 0ull;
@@ -482,41 +494,29 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
   const unsigned bulk = __reduce_add_sync(0xffffffffu, lane > 0 && lane < cs ? (hn * 8u + 15u) & ~15u : 0u);
   const bool over = __any_sync(0xffffffffu, hc > seg);
   const CT M = __reduce_max_sync(0xffffffffu, (CT)h);
+  const CT km = __reduce_max_sync(0xffffffffu, lane < cs ? S->hmax[lane] : 0u); /* the span's top */
   if (t == 0) mbar_expect_tx(&S->bar[AIR_WIDE_BAR_CAND], bulk);
   mbar_wait(&S->bar[AIR_WIDE_BAR_CAND], 0);
   AIR_WIDE_STAMP(4);
+  /* the verdict to ranks 1 .. cs - 1, from the last warp's lanes */
+  auto send_verdict = [&](bool ok) {
+    if (t > NT - cs)
+      cluster_send<unsigned>(&S->verdict, t - (NT - cs), ok ? 1u : 0u, &S->bar[AIR_WIDE_BAR_VERDICT], solo);
+  };
+  if (over) { /* a segment lost keys: the passes */
+    send_verdict(false);
+    __syncthreads(); /* the passes rewrite this scratch */
+    return false;
+  }
   unsigned long long cv[NV];
   bool cl[NV];
-  unsigned nge = 0;
-  CT km = 0u; /* the largest kept key: the select runs over the span [M, km] */
 #pragma unroll
   for (int j = 0; j < NV; ++j) {
     const unsigned p = t + (unsigned)j * NT, b = p >> lg_seg;
     const unsigned hb = (unsigned)(S->hdr[b] >> 32);
     cv[j] = (p & (seg - 1)) < hb ? s_cand[p] : 0ull;
-    const CT key = (CT)(cv[j] >> 32);
-    cl[j] = (p & (seg - 1)) < hb && key >= M;
-    if (cl[j]) {
-      ++nge;
-      km = key > km ? key : km;
-      cv[j] -= (unsigned long long)M << 32; /* relative: (key - M) << 32 | ~index */
-    }
-  }
-  nge = __reduce_add_sync(0xffffffffu, nge);
-  km = __reduce_max_sync(0xffffffffu, km);
-  if (lane == 0) {
-    S->wred[1][warp] = km;
-    S->wcnt[warp] = nge;
-  }
-  __syncthreads();
-  nge = __reduce_add_sync(0xffffffffu, S->wcnt[lane]);
-  km = __reduce_max_sync(0xffffffffu, S->wred[1][lane]);
-  const bool ok = !over && (int64_t)nge >= P.k;
-  /* the verdict to ranks 1 .. cs - 1, from the last warp's lanes: warp 0 goes on to the select's first pick */
-  if (t > NT - cs) cluster_send<unsigned>(&S->verdict, t - (NT - cs), ok ? 1u : 0u, &S->bar[AIR_WIDE_BAR_VERDICT], solo);
-  if (!ok) {
-    __syncthreads(); /* the passes rewrite this scratch */
-    return false;
+    cl[j] = (p & (seg - 1)) < hb && (CT)(cv[j] >> 32) >= M;
+    if (cl[j]) cv[j] -= (unsigned long long)M << 32; /* relative: (key - M) << 32 | ~index */
   }
 
   /* (4) the k-th largest relative composite, and the k composites >= it: the bits of key - M
@@ -535,13 +535,18 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
     air_wide_select<unsigned long long, NV>(cv, cl, ib, 0, mask, B, q, par, S);
   }
   AIR_WIDE_STAMP(5);
-  /* the k composites >= B into the candidate buffer (read into cv before the reduce's barrier), at
-   * slots from one counter (air_wide_gather), then written out a slot a thread: one copy of the
-   * emit's code, and a warp's stores to consecutive slots (the slots by a warp scan, and each
-   * thread's 0-4 emits unrolled, took ~1.1 us: docs/perf-notes.md v0.42) */
+  /* the k composites >= B into the candidate buffer (read into cv before the select's first barrier:
+   * every select runs a digit), at slots from one counter (air_wide_gather), then written out a
+   * slot a thread: one copy of the emit's code, and a warp's stores to consecutive slots (the slots
+   * by a warp scan, and each thread's 0-4 emits unrolled, took ~1.1 us: docs/perf-notes.md v0.42).
+   * Where fewer than k were kept, the select let every one pass (B = 0): S->out < k is the check's
+   * failure. */
   air_wide_gather<unsigned long long, NV>(cv, [&](int j) { return cl[j] && cv[j] >= B; }, &S->out, s_cand);
   __syncthreads();
   AIR_WIDE_STAMP(6);
+  const bool ok = S->out == (unsigned)P.k;
+  send_verdict(ok);
+  if (!ok) return false; /* every thread has read S->out; the passes may rewrite the scratch */
   const RawT* in_row = (const RawT*)P.in + R.start;
 #pragma unroll 1
   for (int i = (int)t; i < (int)P.k; i += NT) {

@@ -76,6 +76,22 @@ TEST(sorted_rows_and_all_equal) {
   return TEST_OK;
 }
 
+/* step_length: plateaus 16 apart within each row (uniform values in [16 s, 16 s + 1)), restarting each row */
+TEST(step_plateaus) {
+  enum { N = 1000, ROW = 500, STEP = 100 };
+  static float v[N];
+  gen_opts o = {.dist = GEN_UNIFORM, .row_length = ROW, .step_length = STEP};
+  gen_fill(v, TOPK_F32, N, &o);
+  for (int i = 0; i < N; ++i) {
+    const double lo = 16.0 * (double)((i % ROW) / STEP);
+    ASSERT_TRUE(v[i] >= lo && v[i] < lo + 1.0);
+  }
+  o.step_length = 0;
+  gen_fill(v, TOPK_F32, N, &o);
+  for (int i = 0; i < N; ++i) ASSERT_TRUE(v[i] >= 0.0f && v[i] < 1.0f);
+  return TEST_OK;
+}
+
 TEST(nan_and_inf_fractions) {
   enum { N = 100000 };
   static float f[N];
@@ -127,5 +143,5 @@ TEST(key_order) {
 }
 
 #define LIST(X) X(names_round_trip) X(reproducible_from_seed) X(radix_adversarial_shares_leading_bits) \
-  X(sorted_rows_and_all_equal) X(nan_and_inf_fractions) X(half_conversions) X(key_order)
+  X(sorted_rows_and_all_equal) X(step_plateaus) X(nan_and_inf_fractions) X(half_conversions) X(key_order)
 TEST_MAIN(LIST)

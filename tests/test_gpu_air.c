@@ -812,8 +812,8 @@ TEST(cluster_delegates) {
  * at k = 1024 over rows of the LLM vocabularies' lengths, and at k = 129 and 50; sorted and
  * all-equal rows and heavy ties (a segment overflows or rank 0's check fails: the radix passes run
  * after the start); ties at the k-th key across blocks (zipf, 16-bit keys); every cluster size;
- * slices of a few dozen keys (rows of k + 1 over 16 blocks), misaligned rows; 64-bit keys, which it leaves
- * to the passes.
+ * slices of a few dozen keys (rows of k + 1 over 16 blocks), misaligned rows; rows of plateaus, where
+ * rank 0's check fails without an overflow; 64-bit keys, which it leaves to the passes.
  */
 TEST(cluster_wide) {
   static const topk_dtype dts[] = {TOPK_F32, TOPK_BF16, TOPK_F16, TOPK_I32, TOPK_U32, TOPK_F64};
@@ -849,6 +849,17 @@ TEST(cluster_wide) {
         .path = "cluster", .cluster_cs = sizes[c]);
     RUN(.dtype = TOPK_F32, .batch = 1, .n = 300000, .k = 64, .gen = {.dist = GEN_UNIFORM}, .path = "cluster",
         .cluster_cs = sizes[c], .cluster_del = "0");
+  }
+  /* rows of rising plateaus in random order, a block's slice each (16 x 16384, 8 x 32768): the top
+   * plateau's block bounds above every other key and sends ~128 keys, so rank 0 keeps fewer than k and
+   * its check (the select's count) fails without an overflow; the passes finish. Smallest: the top is
+   * rank 0's own slice. */
+  for (int s = 0; s < 2; ++s) {
+    const unsigned flags = s ? TOPK_SMALLEST : 0u;
+    RUN(.dtype = TOPK_F32, .batch = 1, .n = 262144, .k = 1024, .flags = flags,
+        .gen = {.dist = GEN_NORMAL, .step_length = 16384}, .path = "cluster");
+    RUN(.dtype = TOPK_F32, .batch = 8, .n = 262144, .k = 1000, .flags = flags | TOPK_SORTED,
+        .gen = {.dist = GEN_UNIFORM, .row_length = 262144, .step_length = 32768}, .path = "cluster");
   }
   /* AUTO: the LLM shapes the wide start was made for */
   RUN(.dtype = TOPK_F32, .batch = 1, .n = 262144, .k = 1024, .gen = {.dist = GEN_NORMAL});

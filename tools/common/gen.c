@@ -143,15 +143,16 @@ int gen_fill(void* out, topk_dtype dt, int64_t count, const gen_opts* o) {
     uint64_t r0 = mix(seed, (uint64_t)i, 0);
     int64_t pos = o->row_length > 0 ? i % o->row_length : i;
     int64_t len = o->row_length > 0 ? o->row_length : count;
+    const double step = fl && o->step_length > 0 ? 16.0 * (double)(pos / o->step_length) : 0.0;
     switch (o->dist) {
       case GEN_UNIFORM:
-        if (fl) store_double(out, i, dt, unit(r0));
+        if (fl) store_double(out, i, dt, unit(r0) + step);
         else topk_store_bits(out, i, dt, r0 & topk_key_mask(dt));
         break;
       case GEN_NORMAL: {
         double u1 = unit(r0) + 0x1p-60, u2 = unit(mix(seed, (uint64_t)i, 1));
         double z = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
-        store_double(out, i, dt, fl ? z : z * int_scale);
+        store_double(out, i, dt, fl ? z + step : z * int_scale);
         break;
       }
       case GEN_RADIX_ADVERSARIAL:

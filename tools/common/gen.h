@@ -31,6 +31,8 @@ typedef struct gen_opts {
   double   inf_fraction;  /* floats: fraction of +-inf */
   double   zero_fraction; /* floats: fraction of +-0 (the zeros' signs order their keys, not their values) */
   int64_t  row_length;    /* sorted distributions restart every row_length elements; 0 = never */
+  int64_t  step_length;   /* uniform and normal floats: + 16 for each whole step_length elements before
+                             this one in its row (rising plateaus, each in random order); 0 = none */
 } gen_opts;
 
 const char* gen_dist_name(gen_dist d);           /* "uniform", "normal", "radix", "cd", "equal", "asc", "desc", "zipf" */

@@ -1,6 +1,6 @@
 /*
  * bench_check.h: CK(call) for the standalone CUDA benchmarks of this folder (cluster_stage.cu,
- * moe_graph_floor.cu): a CUDA runtime call whose error ends the program with the call, the file
+ * handoff_floor.cu, moe_graph_floor.cu): a CUDA runtime call whose error ends the program with the call, the file
  * and line, and exit status 1. A benchmark has nothing to clean up or report on a failed call.
  */
 #ifndef TOPK_BENCH_CHECK_H

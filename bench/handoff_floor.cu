@@ -17,18 +17,9 @@
  * (/ 200), inputs in L2 (2-8 MB, as logits just written are). Inputs are zeros (values do not
  * matter here). Standalone (no libtopk); docs/perf-notes.md v0.43.
  */
-#include <cstdio>
-#include <cuda_runtime.h>
 #include <cooperative_groups.h>
+#include "bench_check.h"
 namespace cg = cooperative_groups;
-#define CK(x)                                                       \
-  do {                                                              \
-    cudaError_t e = (x);                                            \
-    if (e != cudaSuccess) {                                         \
-      printf("%s: %s\n", #x, cudaGetErrorString(e));                \
-      return 1;                                                     \
-    }                                                               \
-  } while (0)
 
 __device__ __forceinline__ float max4(float4 w) { return fmaxf(fmaxf(w.x, w.y), fmaxf(w.z, w.w)); }
 

@@ -14,7 +14,9 @@
  *     between two CUDA events recorded back to back on one stream, so per-run
  *     times give median, p10 and p90; --device cpu uses a wall clock instead;
  *   - inputs smaller than 3x the L2 cache are copied several times and the runs
- *     rotate among the copies, so no run finds its input in L2 from the last one;
+ *     rotate among the copies, so no run finds its input in L2 from the last one
+ *     (--in-l2: one copy, which an input that fits stays in between runs, as logits
+ *     just written by an LM head are: what bench/latency.cu times);
  *   - GB/s and % of the roofline: (input bytes + output bytes) over the read
  *     bandwidth that topk_measure_read_bandwidth() measures once per process.
  * Rows go to a CSV (-o, or --resume to continue one) as they finish; progress to stderr.
@@ -71,6 +73,7 @@ static const opt_def bench_opts[] = {
     {"dtype", 't', OPT_STRING, "LIST", "element types: f32 f16 bf16 f64 i32 u32 i64 u64 (default f32)"},
     {"explain", 0, OPT_FLAG, NULL, "print what auto chooses for each case and why, and which algorithms support it; run nothing"},
     {"family", 0, OPT_STRING, "NAME", "only the cases of this family of the suite"},
+    {"in-l2", 0, OPT_FLAG, NULL, "run every rep on one input copy (it stays in L2 where it fits); default: rotate copies, so runs read DRAM"},
     {"index", 0, OPT_STRING, "TYPE", "index type: i64, i32 or none (default i64)"},
     {"k", 'k', OPT_STRING, "LIST", "results per row, e.g. 32,1024 or 2^3..2^20 or n/1000"},
     {"list", 0, OPT_FLAG, NULL, "print the cases and exit (needs no device)"},
@@ -115,6 +118,7 @@ typedef struct bench_cfg {
   int         algos_given;   /* --algo: report unsupported ones instead of skipping them silently */
   topk_index  index_type;
   int         nondet;
+  int         in_l2;         /* --in-l2: one input copy, no rotation */
   int32_t     max_iter;      /* --max-iter: 0 exact; > 0 rtopk early stopping (approximate) */
   int64_t     reps, warmup, check_limit, check_results, max_cases;
   double      min_time, time_limit;
@@ -393,7 +397,7 @@ static topk_status data_prepare(const bench_cfg* cfg, const bench_case* c, bench
   }
   double t1 = timer_now_seconds();
   /* Enough copies that cycling through them overflows the cache 3 times over. */
-  int64_t want = 3 * cfg->cache_bytes;
+  int64_t want = cfg->in_l2 ? 0 : 3 * cfg->cache_bytes;
   d->stride = (d->bytes + 255) / 256 * 256;
   d->buffers = (int64_t)d->bytes >= want ? 1 : (want + (int64_t)d->bytes - 1) / (int64_t)d->bytes;
   topk_status s = mem_alloc(cfg, (void**)&d->slab, d->stride * (size_t)d->buffers);
@@ -1235,6 +1239,7 @@ int cmd_bench(int argc, char** argv) {
     rc = opt_usage_error(&v, "--index must be i64, i32 or none");
   cfg.index_type = strcmp(index, "i32") == 0 ? TOPK_INDEX_I32 : strcmp(index, "none") == 0 ? TOPK_INDEX_NONE : TOPK_INDEX_I64;
   cfg.nondet = opt_given(&v, "nondeterministic");
+  cfg.in_l2 = opt_given(&v, "in-l2");
   const int64_t max_iter = opt_i64(&v, "max-iter", 0);
   if (!rc && (max_iter < 0 || max_iter > INT32_MAX)) rc = opt_usage_error(&v, "--max-iter must be >= 0");
   cfg.max_iter = (int32_t)(max_iter > 0 && max_iter <= INT32_MAX ? max_iter : 0);

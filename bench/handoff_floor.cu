@@ -2,10 +2,14 @@
  * handoff_floor.cu: the floor of a one-launch select's hand-off, by two designs, at the LLM
  * sampling shapes (issue 8 item 4), with no selecting: what a design costs before its work.
  *
- *   nvcc -O3 -arch=sm_90 -std=c++17 -o handoff_floor bench/handoff_floor.cu && ./handoff_floor
+ *   nvcc -O3 -arch=sm_90 -std=c++17 -o handoff_floor bench/handoff_floor.cu && ./handoff_floor [gpc]
+ *
+ *  gpc:     the cluster design alone at every cluster size from 8 to 16, after how many clusters of
+ *           each size fit at once (a cluster sits in one GPC; docs/perf-notes.md v0.44).
  *
  *  cluster: AIR CLUSTER's shape. A cluster of cs blocks of 1024 threads a row stages its slices
- *           into shared memory (8 x 16-byte loads a thread in flight), reduces each to its
+ *           into shared memory (8 x 16-byte loads a thread in flight; each block asks for at least
+ *           116 KB, so one block an SM, as AIR's kernel does: since session 44), reduces each to its
  *           maximum, pushes `cand` 8-byte values a block into rank 0's shared memory (DSMEM
  *           stores), meets at a cluster barrier; rank 0 reduces what it got and writes one value.
  *  last:    G plain blocks of T threads a row, spread over every GPC. Each loads its chunk into
@@ -18,6 +22,7 @@
  * matter here). Standalone (no libtopk); docs/perf-notes.md v0.43.
  */
 #include <cooperative_groups.h>
+#include <string.h>
 #include "bench_check.h"
 namespace cg = cooperative_groups;
 
@@ -38,7 +43,7 @@ __global__ void __launch_bounds__(1024, 1) cluster_k(const float* in, int n, int
   __shared__ unsigned long long inbox[4096];
   cg::cluster_group cl = cg::this_cluster();
   const int cs = cl.num_blocks(), r = cl.block_rank();
-  const int slice = (n / cs + 3) & ~3, lo = r * slice, len = min(slice, n - lo);
+  const int slice = ((n + cs - 1) / cs + 3) & ~3, lo = r * slice, len = max(0, min(slice, n - lo));
   const float4* src = (const float4*)(in + (size_t)blockIdx.y * n + lo);
   const int nv = len / 4;
   float m = -1e30f;
@@ -127,7 +132,10 @@ static void L_cluster(cudaStream_t s) {
   a.val.clusterDim.z = 1;
   c.gridDim = dim3(g_cs, g_batch);
   c.blockDim = dim3(1024);
-  c.dynamicSmemBytes = ((size_t)g_n / g_cs + 4) * 4;
+  /* more than half an SM's shared memory, as AIR's kernel asks where every row's cluster is resident:
+   * one block an SM */
+  const size_t slice = ((size_t)(g_n + g_cs - 1) / g_cs + 4) * 4;
+  c.dynamicSmemBytes = slice > 116 * 1024 ? slice : 116 * 1024;
   c.stream = s;
   c.attrs = &a;
   c.numAttrs = 1;
@@ -175,7 +183,28 @@ static int measure(const char* name, void (*f)(cudaStream_t)) {
   return 0;
 }
 
-int main() {
+/* how many clusters of cs blocks (one an SM) can be resident at once */
+static int max_clusters(int cs) {
+  cudaLaunchConfig_t c = {};
+  cudaLaunchAttribute a;
+  a.id = cudaLaunchAttributeClusterDimension;
+  a.val.clusterDim.x = cs;
+  a.val.clusterDim.y = 1;
+  a.val.clusterDim.z = 1;
+  c.gridDim = dim3(cs, 1);
+  c.blockDim = dim3(1024);
+  c.dynamicSmemBytes = 116 * 1024;
+  c.attrs = &a;
+  c.numAttrs = 1;
+  int n = 0;
+  CK(cudaOccupancyMaxActiveClusters(&n, cluster_k, &c));
+  return n;
+}
+
+int main(int argc, char** argv) {
+  /* `handoff_floor gpc`: the cluster design only, at every cluster size 8..16 (a cluster sits in one
+   * GPC; how many fit at once, and what sizes that are not powers of two cost) */
+  const bool gpc = argc > 1 && strcmp(argv[1], "gpc") == 0;
   CK(cudaMalloc(&g_in, 8 * 262144 * 4));
   CK(cudaMemset(g_in, 0, 8 * 262144 * 4));
   CK(cudaMalloc(&g_out, 1 << 20));
@@ -184,6 +213,22 @@ int main() {
   CK(cudaMemset(g_counter, 0, 4096));
   CK(cudaFuncSetAttribute(cluster_k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   CK(cudaFuncSetAttribute(cluster_k, cudaFuncAttributeMaxDynamicSharedMemorySize, 180 * 1024));
+  if (gpc) {
+    for (int cs = 8; cs <= 16; ++cs) printf("clusters of %2d: %d resident at once\n", cs, max_clusters(cs));
+    g_cand = 128;
+    g_G = 0;
+    g_T = 1024;
+    for (int b : {1, 4, 8})
+      for (int n : {128256, 151936, 262144})
+        for (int cs = 8; cs <= 16; ++cs) {
+          if (b * cs > 132 || max_clusters(cs) < b) continue;
+          g_batch = b;
+          g_n = n;
+          g_cs = cs;
+          measure("cluster", L_cluster);
+        }
+    return 0;
+  }
   for (int b : {1, 8})
     for (int n : {32000, 128256, 262144})
       for (int cand : {0, 128}) {

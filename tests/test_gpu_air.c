@@ -756,8 +756,9 @@ TEST(cluster_sizes) {
 }
 
 /*
- * CLUSTER's delegate start (by default for k <= 128; TOPK_AIR_CLUSTER_DELEGATES=512 takes it
- * up to 1024 delegates, 512 for 64-bit keys), on and off: every dtype and distribution in
+ * CLUSTER's delegate start (by default for k <= 128 with 4- and 8-byte keys, 16-bit keys taking the
+ * wide start; TOPK_AIR_CLUSTER_DELEGATES=128 takes it at every key width, =512 up to 1024 delegates,
+ * 512 for 64-bit keys), on and off: every dtype and distribution in
  * both directions, sorted or not; k at its smallest and at the default limit, one above it,
  * and k = 512; sorted rows and all-equal rows (more candidates than rank 0 holds: the radix
  * passes run after the start); ties at the k-th key across blocks (zipf); every cluster size
@@ -773,13 +774,14 @@ TEST(cluster_delegates) {
     for (int g = 0; g < gpu_case_dist_count; ++g) {
       const unsigned flags = (g + d) & 1 ? TOPK_SMALLEST : 0u;
       RUN(.dtype = dts[d], .batch = 2, .n = 131072, .k = 50, .flags = flags, .gen = gpu_case_dists[g],
-          .path = "cluster");
+          .path = "cluster", .cluster_del = "128");
       RUN(.dtype = dts[d], .batch = 1, .n = 60001, .k = 128, .flags = (flags ^ TOPK_SMALLEST) | TOPK_SORTED,
-          .gen = gpu_case_dists[g], .path = "cluster");
+          .gen = gpu_case_dists[g], .path = "cluster", .cluster_del = "128");
     }
     /* the launch's own growth: 16 blocks for the 2 rows of 131072 above (4- and 8-byte keys), 8
      * for 9 rows (9 clusters of 16 do not fit at once: 7 on the H100) */
-    RUN(.dtype = dts[d], .batch = 9, .n = 150000, .k = 50, .gen = {.dist = GEN_NORMAL}, .path = "cluster");
+    RUN(.dtype = dts[d], .batch = 9, .n = 150000, .k = 50, .gen = {.dist = GEN_NORMAL}, .path = "cluster",
+        .cluster_del = "128");
     for (int s = 0; s < COUNT(del); ++s) {
       RUN(.dtype = dts[d], .batch = 3, .n = 32000, .k = 1, .gen = {.dist = GEN_NORMAL}, .path = "cluster",
           .cluster_del = del[s]);
@@ -807,8 +809,8 @@ TEST(cluster_delegates) {
 }
 
 /*
- * CLUSTER's wide start (by default for 128 < k <= 1024, keys of up to 32 bits; with the delegate
- * start off, for smaller k too), on and off: every distribution in both directions, sorted or not,
+ * CLUSTER's wide start (by default for 128 < k <= 1024 with keys of up to 32 bits, and for every
+ * k <= 1024 with 16-bit keys), on and off: every distribution in both directions, sorted or not,
  * at k = 1024 over rows of the LLM vocabularies' lengths, and at k = 129 and 50; sorted and
  * all-equal rows and heavy ties (a segment overflows or rank 0's check fails: the radix passes run
  * after the start); ties at the k-th key across blocks (zipf, 16-bit keys); every cluster size;
@@ -864,6 +866,8 @@ TEST(cluster_wide) {
   /* AUTO: the LLM shapes the wide start was made for */
   RUN(.dtype = TOPK_F32, .batch = 1, .n = 262144, .k = 1024, .gen = {.dist = GEN_NORMAL});
   RUN(.dtype = TOPK_BF16, .batch = 8, .n = 151936, .k = 1024, .gen = {.dist = GEN_NORMAL});
+  RUN(.dtype = TOPK_BF16, .batch = 8, .n = 262144, .k = 50, .gen = {.dist = GEN_NORMAL});
+  RUN(.dtype = TOPK_BF16, .batch = 1, .n = 32000, .k = 1, .gen = {.dist = GEN_UNIFORM}, .path = "cluster");
   return TEST_OK;
 }
 

@@ -131,7 +131,8 @@
  * passes start at the top bit instead of below the bits every key of the row shares),
  * TOPK_AIR_CLUSTER_CS=1|2|4|8|16 (the CLUSTER path's blocks per row, where at least the
  * plan's), TOPK_AIR_CLUSTER_GROW=8|16 (the largest cluster few rows grow to where the delegate
- * start runs, default 16), TOPK_AIR_CLUSTER_DELEGATES=0|K (CLUSTER's delegate start off, or for k <= K),
+ * start runs, default 16), TOPK_AIR_CLUSTER_DELEGATES=0|K (CLUSTER's delegate start off, or for k <= K
+ * whatever the key width: by default for 16-bit keys only where the wide start cannot run),
  * TOPK_AIR_CLUSTER_WIDE=0|K (CLUSTER's wide start off, or for k <= K where the delegate start does not run),
  * TOPK_AIR_CLUSTER_STAMPS=1 (CLUSTER's delegate or wide start printf's its phase times),
  * TOPK_AIR_MIN_TILES (MULTI / FUSED tiles per block at least, default 4 / 1)
@@ -395,14 +396,7 @@ static int env_cluster_grow_del(void) {
   return c == 8 || c == 16 ? c : AIR_CLUSTER_GROW_DEL_MAX;
 }
 
-/*
- * CLUSTER's delegate start (air_cluster_delegates) for k <= AIR_CLUSTER_DEL_K_MAX.
- * TOPK_AIR_CLUSTER_DELEGATES=0 turns it off, =K (K >= 1) takes it for k <= K (measurement,
- * tests); TOPK_AIR_CLUSTER_STAMPS=1 makes rank 0 printf its phase times (measurement).
- */
-/* k <= 128: 0.70-1.03x the radix passes' time (f32, bf16 normal); k = 256: 1.17-1.69x (perf-notes v0.20) */
-static const int64_t AIR_CLUSTER_DEL_K_MAX = 128;
-/* A delegate start's k limit from the environment (0: off), or dflt where unset or not a count */
+/* A start's k limit from the environment (0: off), or dflt where unset or not a count */
 static int64_t env_kmax(const char* name, int64_t dflt) {
   const char* s = topk_env(name);
   if (!s || !*s) return dflt;
@@ -410,7 +404,32 @@ static int64_t env_kmax(const char* name, int64_t dflt) {
   const long long v = strtoll(s, &end, 10);
   return end && *end == '\0' && v >= 0 ? (int64_t)v : dflt;
 }
-static int64_t env_cluster_del_kmax(void) { return env_kmax("TOPK_AIR_CLUSTER_DELEGATES", AIR_CLUSTER_DEL_K_MAX); }
+/*
+ * CLUSTER's wide start (air_cluster_wide.cuh) for k <= AIR_CLUSTER_WIDE_K_MAX where the delegate
+ * start does not run, keys of up to 32 bits: one exchange and a radix select in rank 0, instead of
+ * the radix passes' rounds. TOPK_AIR_CLUSTER_WIDE=0 turns it off, =K takes it for k <= K
+ * (measurement, tests).
+ */
+static const int64_t AIR_CLUSTER_WIDE_K_MAX = 1024;
+static int64_t env_cluster_wide_kmax(void) { return env_kmax("TOPK_AIR_CLUSTER_WIDE", AIR_CLUSTER_WIDE_K_MAX); }
+/*
+ * CLUSTER's delegate start (air_cluster_delegates) for k <= AIR_CLUSTER_DEL_K_MAX, but for 16-bit
+ * keys only where the wide start cannot take k (over its limit).
+ * TOPK_AIR_CLUSTER_DELEGATES=0 turns it off, =K (K >= 1) takes it for k <= K at every key width
+ * (measurement, tests); TOPK_AIR_CLUSTER_STAMPS=1 makes rank 0 printf its phase times (measurement).
+ */
+/* k <= 128: 0.70-1.03x the radix passes' time (f32, bf16 normal); k = 256: 1.17-1.69x (perf-notes v0.20).
+ * The wide start instead, at k = 50 (H100 graph replay, AUTO, the 32 LLM shapes, same call, three
+ * runs each, docs/perf-notes.md v0.44): bf16 0.86-1.01x the delegate start's time (geomean 0.93-0.94
+ * in two calls); f32 0.94-0.97x at 32000, 0.99-1.00x at 151936 and 2-8 x 262144, but 1.025-1.03x at
+ * 2-4 x 128256 and 1.06x at 1 x 262144 (RESIDENT runs there without the delegate start): so 16-bit
+ * keys only. */
+static const int64_t AIR_CLUSTER_DEL_K_MAX = 128;
+static int cluster_del_k(int64_t k, int es) {
+  const int64_t forced = env_kmax("TOPK_AIR_CLUSTER_DELEGATES", -1);
+  if (forced >= 0) return k <= forced;
+  return k <= AIR_CLUSTER_DEL_K_MAX && (es != 2 || k > env_cluster_wide_kmax());
+}
 static int env_cluster_stamps(void) {
   const char* s = topk_env("TOPK_AIR_CLUSTER_STAMPS");
   return s && strcmp(s, "1") == 0;
@@ -426,7 +445,7 @@ static int env_cluster_stamps(void) {
  */
 static int cluster_dgroup(int cs, int64_t k, int es, int* ndel) {
   *ndel = 0;
-  if (k > env_cluster_del_kmax()) return 0;
+  if (!cluster_del_k(k, es)) return 0;
   const int64_t dmax = es == 8 ? AIR_CLUSTER_DEL_MAX / 2 : AIR_CLUSTER_DEL_MAX;
   int64_t d = 16;
   while (d < 2 * k || d < cs) d *= 2;
@@ -436,14 +455,6 @@ static int cluster_dgroup(int cs, int64_t k, int es, int* ndel) {
   return d <= warps ? 32 : (int)((int64_t)AIR_CLUSTER_THREADS * cs / d);
 }
 
-/*
- * CLUSTER's wide start (air_cluster_wide.cuh) for k <= AIR_CLUSTER_WIDE_K_MAX where the delegate
- * start does not run, keys of up to 32 bits: one exchange and a radix select in rank 0, instead of
- * the radix passes' rounds. TOPK_AIR_CLUSTER_WIDE=0 turns it off, =K takes it for k <= K
- * (measurement, tests).
- */
-static const int64_t AIR_CLUSTER_WIDE_K_MAX = 1024;
-static int64_t env_cluster_wide_kmax(void) { return env_kmax("TOPK_AIR_CLUSTER_WIDE", AIR_CLUSTER_WIDE_K_MAX); }
 /* Where the wide start may run at some cluster size (it grows the cluster to 16 as the delegate start does) */
 static int cluster_wide_k(int64_t k, int es) {
   int nd;
@@ -645,7 +656,8 @@ static int64_t res_grid(topk_dtype dt, int64_t n, int64_t batch, int es, const t
 }
 
 /* CLUSTER with its delegate start instead of RESIDENT, where both fit: k <= 64 (and the start
- * on). Measured (topk bench, both forced, same run, docs/perf-notes.md v0.21; 1-4 rows of
+ * on: not for 16-bit keys by default since session 44, which take the wide start and its rule,
+ * AIR_CLUSTER_WIDE_RES_1ROW_K). Measured (topk bench, both forced, same run, docs/perf-notes.md v0.21; 1-4 rows of
  * 128256..262144, f32 and bf16, normal and uniform): k = 8 and 50 at 0.51-0.97x RESIDENT's time;
  * k = 128 0.64-1.12x (f32 normal 1 x 262144: 1.12x; bf16 uniform 262144: 1.07-1.09x), so not there.
  * Since RESIDENT's delegate start (session 27, docs/perf-notes.md v0.27; topk bench and LLM graph
@@ -675,7 +687,7 @@ static int cluster_over_resident(const topk_problem* p, const topk_device_info* 
   if (cluster_wide_k(p->k, es) &&
       !(es == 4 && p->batch == 1 && p->n >= AIR_RES_LONG_N && p->k <= AIR_CLUSTER_WIDE_RES_1ROW_K))
     return 1;
-  return p->k <= AIR_CLUSTER_OVER_RES_K && p->k <= env_cluster_del_kmax();
+  return p->k <= AIR_CLUSTER_OVER_RES_K && cluster_del_k(p->k, es);
 }
 
 /* Where RESIDENT is the default (it must fit too): the measured rule in the comment on AIR_RES_SMALL_K. */

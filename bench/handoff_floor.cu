@@ -123,22 +123,27 @@ static unsigned long long* g_box;
 static unsigned* g_counter;
 static int g_n, g_batch, g_cs, g_G, g_T, g_cand;
 
+/* cluster_k's launch: clusters of cs blocks of 1024 threads, one a row, each block asking for more
+ * than half an SM's shared memory (one block an SM), as AIR's kernel does where every row's cluster
+ * is resident */
+static void cluster_config(cudaLaunchConfig_t* c, cudaLaunchAttribute* a, int cs, int rows, size_t slice_bytes,
+                           cudaStream_t s) {
+  *c = cudaLaunchConfig_t{};
+  a->id = cudaLaunchAttributeClusterDimension;
+  a->val.clusterDim.x = cs;
+  a->val.clusterDim.y = 1;
+  a->val.clusterDim.z = 1;
+  c->gridDim = dim3(cs, rows);
+  c->blockDim = dim3(1024);
+  c->dynamicSmemBytes = slice_bytes > 116 * 1024 ? slice_bytes : 116 * 1024;
+  c->stream = s;
+  c->attrs = a;
+  c->numAttrs = 1;
+}
 static void L_cluster(cudaStream_t s) {
-  cudaLaunchConfig_t c = {};
+  cudaLaunchConfig_t c;
   cudaLaunchAttribute a;
-  a.id = cudaLaunchAttributeClusterDimension;
-  a.val.clusterDim.x = g_cs;
-  a.val.clusterDim.y = 1;
-  a.val.clusterDim.z = 1;
-  c.gridDim = dim3(g_cs, g_batch);
-  c.blockDim = dim3(1024);
-  /* more than half an SM's shared memory, as AIR's kernel asks where every row's cluster is resident:
-   * one block an SM */
-  const size_t slice = ((size_t)(g_n + g_cs - 1) / g_cs + 4) * 4;
-  c.dynamicSmemBytes = slice > 116 * 1024 ? slice : 116 * 1024;
-  c.stream = s;
-  c.attrs = &a;
-  c.numAttrs = 1;
+  cluster_config(&c, &a, g_cs, g_batch, ((size_t)(g_n + g_cs - 1) / g_cs + 4) * 4, s);
   cudaLaunchKernelEx(&c, cluster_k, (const float*)g_in, g_n, g_cand, g_out);
 }
 static void L_last(cudaStream_t s) {
@@ -185,17 +190,9 @@ static int measure(const char* name, void (*f)(cudaStream_t)) {
 
 /* how many clusters of cs blocks (one an SM) can be resident at once */
 static int max_clusters(int cs) {
-  cudaLaunchConfig_t c = {};
+  cudaLaunchConfig_t c;
   cudaLaunchAttribute a;
-  a.id = cudaLaunchAttributeClusterDimension;
-  a.val.clusterDim.x = cs;
-  a.val.clusterDim.y = 1;
-  a.val.clusterDim.z = 1;
-  c.gridDim = dim3(cs, 1);
-  c.blockDim = dim3(1024);
-  c.dynamicSmemBytes = 116 * 1024;
-  c.attrs = &a;
-  c.numAttrs = 1;
+  cluster_config(&c, &a, cs, 1, 0, 0);
   int n = 0;
   CK(cudaOccupancyMaxActiveClusters(&n, cluster_k, &c));
   return n;

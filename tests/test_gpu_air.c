@@ -815,7 +815,8 @@ TEST(cluster_delegates) {
  * all-equal rows and heavy ties (a segment overflows or rank 0's check fails: the radix passes run
  * after the start); ties at the k-th key across blocks (zipf, 16-bit keys); every cluster size;
  * slices of a few dozen keys (rows of k + 1 over 16 blocks), misaligned rows; rows of plateaus, where
- * rank 0's check fails without an overflow; 64-bit keys, which it leaves to the passes.
+ * rank 0's check fails without an overflow; 64-bit keys, which it leaves to the passes; long rows with
+ * a few NaN, which the starts' staging keys in a second look.
  */
 TEST(cluster_wide) {
   static const topk_dtype dts[] = {TOPK_F32, TOPK_BF16, TOPK_F16, TOPK_I32, TOPK_U32, TOPK_F64};
@@ -863,6 +864,20 @@ TEST(cluster_wide) {
     RUN(.dtype = TOPK_F32, .batch = 8, .n = 262144, .k = 1000, .flags = flags | TOPK_SORTED,
         .gen = {.dist = GEN_UNIFORM, .row_length = 262144, .step_length = 32768}, .path = "cluster");
   }
+  /* a few NaN in long rows (~1 in 2000 keys): the starts stage 32-bit keys without NaN
+   * canonicalisation and only the threads that met a NaN stage theirs again (air_cluster_stage_open);
+   * every NaN is among the largest, none among the smallest. Both starts; 16-bit keys alongside. */
+  static const topk_dtype nan_dts[] = {TOPK_F32, TOPK_BF16, TOPK_F16};
+  for (int d = 0; d < COUNT(nan_dts); ++d)
+    for (int s = 0; s < 2; ++s) {
+      const gen_opts few_nan = {.dist = GEN_NORMAL, .nan_fraction = 0.0005, .inf_fraction = 0.0005};
+      const unsigned flags = s ? TOPK_SMALLEST : 0u;
+      RUN(.dtype = nan_dts[d], .batch = 2, .n = 262144, .k = 1024, .flags = flags, .gen = few_nan, .path = "cluster");
+      RUN(.dtype = nan_dts[d], .batch = 1, .n = 151936, .k = 50, .flags = flags ^ TOPK_SMALLEST, .gen = few_nan,
+          .path = "cluster", .cluster_del = "128");
+      RUN(.dtype = nan_dts[d], .batch = 8, .n = 32000, .k = 1024, .flags = flags | TOPK_SORTED, .gen = few_nan,
+          .path = "cluster");
+    }
   /* AUTO: the LLM shapes the wide start was made for */
   RUN(.dtype = TOPK_F32, .batch = 1, .n = 262144, .k = 1024, .gen = {.dist = GEN_NORMAL});
   RUN(.dtype = TOPK_BF16, .batch = 8, .n = 151936, .k = 1024, .gen = {.dist = GEN_NORMAL});

@@ -1585,6 +1585,60 @@ __device__ __forceinline__ uint4 air_rank_keys(const uint4& raw, bool smallest) 
   return air_group(w);
 }
 
+/*
+ * The starts' staging for 32-bit keys: this thread's vectors t, t + NT, ... of src as rank keys
+ * at the same places of dst, every load of a round in flight before any store (one L2 round trip
+ * per NT x UNROLL x 16 bytes); returns the thread's largest key. The keys skip NaN
+ * canonicalisation (topk_to_rank_key_nan_open: a sign shift and one xor folding the direction,
+ * fixed at compile time, where topk_to_rank_key takes ~7 instructions an f32 element); a NaN's key
+ * lands outside [topk_rank_key_lo, topk_rank_key_hi], which the thread's smallest and largest key
+ * tell, and such a thread stages its vectors again by air_rank_keys (read again from src: rows
+ * with NaN only).
+ * Why: ncu put this step of f32 8 x 262144 at ~12 issued instructions an element, issue-bound
+ * (~50 a vector; 1024 threads' 8 vectors are ~1.8 us of issue at 4 an SM a cycle); this loop is
+ * ~16 a vector, and the staging took 3.87 -> 2.82 us (rank 0's stamps). 16-bit keys keep
+ * air_rank_keys (its word-wise transform is ~3.5 instructions a key): the same scheme for them
+ * measured 1.00-1.03x slower at 15 of 16 bf16 shapes. docs/perf-notes.md v0.45.
+ */
+template <topk_dtype DT, bool SMALLEST, int NT>
+__device__ __forceinline__ unsigned air_cluster_stage_open(const uint4* src, uint4* dst, int nvec) {
+  typedef typename topk_dtype_traits<DT>::raw_t RawT;
+  static_assert(topk_dtype_traits<DT>::bits == 32, "32-bit keys");
+  constexpr int UNROLL = 8;
+  const int t = (int)threadIdx.x;
+  unsigned k_max = 0, k_min = ~0u;
+  auto keys = [](const uint4& raw) {
+    return make_uint4((unsigned)topk_to_rank_key_nan_open<DT>((RawT)raw.x, SMALLEST),
+                      (unsigned)topk_to_rank_key_nan_open<DT>((RawT)raw.y, SMALLEST),
+                      (unsigned)topk_to_rank_key_nan_open<DT>((RawT)raw.z, SMALLEST),
+                      (unsigned)topk_to_rank_key_nan_open<DT>((RawT)raw.w, SMALLEST));
+  };
+  for (int v0 = t; v0 < nvec; v0 += NT * UNROLL) {
+    uint4 w[UNROLL];
+#pragma unroll
+    for (int j = 0; j < UNROLL; ++j)
+      if (v0 + j * NT < nvec) w[j] = src[v0 + j * NT];
+#pragma unroll
+    for (int j = 0; j < UNROLL; ++j)
+      if (v0 + j * NT < nvec) {
+        const uint4 k = keys(w[j]);
+        dst[v0 + j * NT] = k;
+        k_max = max(max(k_max, max(k.x, k.y)), max(k.z, k.w));
+        k_min = min(min(k_min, min(k.x, k.y)), min(k.z, k.w));
+      }
+  }
+  if constexpr (topk_rank_key_lo<DT>() != 0) /* f32: a NaN's key lies outside [lo, hi] */
+    if (k_max > (unsigned)topk_rank_key_hi<DT>() || k_min < (unsigned)topk_rank_key_lo<DT>()) {
+      k_max = 0;
+      for (int v = t; v < nvec; v += NT) {
+        const uint4 k = air_rank_keys<DT>(src[v], SMALLEST);
+        dst[v] = k;
+        k_max = max(max(k_max, max(k.x, k.y)), max(k.z, k.w));
+      }
+    }
+  return k_max;
+}
+
 /* Whether a 16-byte group of keys holds a key > thr (16-bit keys: thr in both halves). */
 __device__ __forceinline__ bool air_any_gt(const uint4& v, unsigned thr, int kb) {
   if (kb == 16) {
@@ -2131,7 +2185,16 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
    * limit. */
   CT k_and = ~(CT)0, k_or = 0;
   CT k_max = 0; /* 16-bit keys: per half */
-  {
+  bool staged = false;
+  if constexpr (KB == 32)
+    if (del || wide) { /* the starts, 32-bit keys: ~4 instructions an element, no AND / OR */
+      if (nvec > 0) {
+        k_max = smallest ? air_cluster_stage_open<DT, true, NT>((const uint4*)src, (uint4*)s_key, nvec)
+                         : air_cluster_stage_open<DT, false, NT>((const uint4*)src, (uint4*)s_key, nvec);
+      }
+      staged = true;
+    }
+  if (!staged) {
     /* every load of a round in flight before any store: one DRAM round trip per NT x UNROLL x 16 bytes */
     constexpr int UNROLL = 8;
     for (int v0 = 0; v0 < nvec; v0 += NT * UNROLL) {

@@ -15,7 +15,10 @@
  * flight, as the kernel does) under each cluster scheduling policy: per launch, how many clusters
  * share a GPC, and each block's staging time (%globaltimer from its start to its slice staged).
  * Printed: launches with a shared GPC, and the staging medians of blocks alone in their GPC and
- * of blocks whose GPC holds another cluster. Standalone (no libtopk).
+ * of blocks whose GPC holds another cluster. Then (3) the wide start's init, in parts, before or
+ * after the first round's loads; (4) zeros against N(0,1)-like values, and 130..225 KB of shared
+ * memory a block (the L1 left beside it); (5) whether a kernel's code is cold at each launch.
+ * Standalone (no libtopk). H100 results: bench/results/h100_cluster_place_s45c*.txt.
  */
 #include <cooperative_groups.h>
 #include <stdio.h>
@@ -107,7 +110,7 @@ __global__ void __launch_bounds__(NT, 1) place_k(const float* in, int n, int sli
   if (m == 12345.f) sink[0] = m; /* keeps the loads */
 }
 
-/* 4: ICODE distinct instructions (16 bytes each in SASS: x = x * x + c, eight independent chains,
+/* 5: ICODE distinct instructions (16 bytes each in SASS: x = x * x + c, eight independent chains,
  * which ptxas cannot fold) run twice in one launch by a loop the compiler keeps (its body one copy
  * of the code): the first run fetches the code, the second finds it cached. Per block: both runs'
  * times. */
@@ -194,6 +197,32 @@ static void launch(int cs, int rows, int n, int slice, int policy, int init, cud
 
 static int parent[NSM];
 static int find(int x) { return parent[x] == x ? x : parent[x] = find(parent[x]); }
+
+/* Staging times of `rows` x `cs` blocks (slices of `slice` floats of rows of n) under `init`, 60
+ * launches after 5 warm-ups: the median over every block, and the median over launches of the
+ * slowest block, in us. */
+static void staging_times(int cs, int rows, int n, int slice, int init, cudaStream_t s, double* median,
+                          double* slowest_median) {
+  const int nb = rows * cs;
+  unsigned long long ht[MAXB];
+  std::vector<double> all, slowest;
+  for (int it = 0; it < 65; ++it) {
+    launch(cs, rows, n, slice, 0, init, s);
+    CK(cudaMemcpyAsync(ht, g_t, nb * 8, cudaMemcpyDeviceToHost, s));
+    CK(cudaStreamSynchronize(s));
+    if (it < 5) continue;
+    double slow = 0;
+    for (int b = 0; b < nb; ++b) {
+      all.push_back(ht[b] / 1000.0);
+      slow = std::max(slow, ht[b] / 1000.0);
+    }
+    slowest.push_back(slow);
+  }
+  std::sort(all.begin(), all.end());
+  std::sort(slowest.begin(), slowest.end());
+  *median = all[all.size() / 2];
+  *slowest_median = slowest[slowest.size() / 2];
+}
 
 int main() {
 #define PLACE_ATTR(I)                                                                      \
@@ -330,30 +359,15 @@ int main() {
   const char* iname[] = {"none",    "mbarriers", "mbarriers, fence", "mbarriers, fence, histogram",
                          "arrive", "histogram, arrive", "all (as the kernel)", "all, after the first loads"};
   for (const auto& g : shp) {
-    const int rows = g[0], n = g[1], cs = g[2], nb = rows * cs, slice = ((n + cs - 1) / cs + 3) & ~3;
+    const int rows = g[0], n = g[1], cs = g[2], slice = ((n + cs - 1) / cs + 3) & ~3;
     for (int ii = 0; ii < 8; ++ii) {
-      const int init = inits[ii];
-      std::vector<double> all, slowest;
-      for (int it = 0; it < 65; ++it) {
-        launch(cs, rows, n, slice, 0, init, s);
-        CK(cudaMemcpyAsync(ht, g_t, nb * 8, cudaMemcpyDeviceToHost, s));
-        CK(cudaStreamSynchronize(s));
-        if (it < 5) continue;
-        double slow = 0;
-        for (int b = 0; b < nb; ++b) {
-          all.push_back(ht[b] / 1000.0);
-          slow = std::max(slow, ht[b] / 1000.0);
-        }
-        slowest.push_back(slow);
-      }
-      std::sort(all.begin(), all.end());
-      std::sort(slowest.begin(), slowest.end());
-      printf("| %d x %d / %d | %s | %.2f | %.2f |\n", rows, n, cs, iname[ii], all[all.size() / 2],
-             slowest[slowest.size() / 2]);
+      double med, slow;
+      staging_times(cs, rows, n, slice, inits[ii], s, &med, &slow);
+      printf("| %d x %d / %d | %s | %.2f | %.2f |\n", rows, n, cs, iname[ii], med, slow);
     }
   }
 
-  /* 5. the data's values and the shared memory a block asks for (the L1 left beside it) */
+  /* 4. the data's values and the shared memory a block asks for (the L1 left beside it) */
   printf("\n| rows x n / cs | data | shared memory asked (KB) | init | staging: median block us | slowest block a launch: "
          "median us |\n| --- | --- | --- | --- | --- | --- |\n");
   for (int data = 0; data < 2; ++data) {
@@ -363,37 +377,23 @@ int main() {
     }
     const int shp5[][3] = {{1, 262144, 16}, {8, 262144, 8}};
     for (const auto& g : shp5) {
-      const int rows = g[0], n = g[1], cs = g[2], nb = rows * cs, slice = ((n + cs - 1) / cs + 3) & ~3;
+      const int rows = g[0], n = g[1], cs = g[2], slice = ((n + cs - 1) / cs + 3) & ~3;
       const int smems[] = {130, 165, 200, 225};
       for (int sk : smems) {
         if (data == 0 && sk != 130) continue;
         g_smem = (size_t)sk * 1024;
         for (int init : {0, (int)INIT_ALL}) {
-          std::vector<double> all, slowest;
-          for (int it = 0; it < 65; ++it) {
-            launch(cs, rows, n, slice, 0, init, s);
-            CK(cudaMemcpyAsync(ht, g_t, nb * 8, cudaMemcpyDeviceToHost, s));
-            CK(cudaStreamSynchronize(s));
-            if (it < 5) continue;
-            double slow = 0;
-            for (int b = 0; b < nb; ++b) {
-              all.push_back(ht[b] / 1000.0);
-              slow = std::max(slow, ht[b] / 1000.0);
-            }
-            slowest.push_back(slow);
-          }
-          std::sort(all.begin(), all.end());
-          std::sort(slowest.begin(), slowest.end());
+          double med, slow;
+          staging_times(cs, rows, n, slice, init, s, &med, &slow);
           printf("| %d x %d / %d | %s | %d | %s | %.2f | %.2f |\n", rows, n, cs, data ? "N(0,1)-like" : "zeros",
-                 (int)(std::max((size_t)slice * 4, g_smem) / 1024), init ? "all (as the kernel)" : "none",
-                 all[all.size() / 2], slowest[slowest.size() / 2]);
+                 (int)(std::max((size_t)slice * 4, g_smem) / 1024), init ? "all (as the kernel)" : "none", med, slow);
         }
       }
     }
   }
   g_smem = 130 * 1024;
 
-  /* 4. is a kernel's code cold at every launch? The same unrolled code run twice in one launch */
+  /* 5. is a kernel's code cold at every launch? The same unrolled code run twice in one launch */
   std::vector<double> first, second;
   unsigned long long* d_ic;
   CK(cudaMalloc(&d_ic, 2 * 132 * 8 * 2));

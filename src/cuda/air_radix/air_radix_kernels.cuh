@@ -1588,7 +1588,8 @@ __device__ __forceinline__ uint4 air_rank_keys(const uint4& raw, bool smallest) 
 /*
  * The starts' staging for 32-bit keys: this thread's vectors t, t + NT, ... of src as rank keys
  * at the same places of dst, every load of a round in flight before any store (one L2 round trip
- * per NT x UNROLL x 16 bytes); returns the thread's largest key. The keys skip NaN
+ * per NT x UNROLL x 16 bytes), after_issue() once the first round's loads are issued (every thread,
+ * converged, also where it stages nothing); returns the thread's largest key. The keys skip NaN
  * canonicalisation (topk_to_rank_key_nan_open: a sign shift and one xor folding the direction,
  * fixed at compile time, where topk_to_rank_key takes ~7 instructions an f32 element); a NaN's key
  * lands outside [topk_rank_key_lo, topk_rank_key_hi], which the thread's smallest and largest key
@@ -1598,10 +1599,11 @@ __device__ __forceinline__ uint4 air_rank_keys(const uint4& raw, bool smallest) 
  * (~50 a vector; 1024 threads' 8 vectors are ~1.8 us of issue at 4 an SM a cycle); this loop is
  * ~16 a vector, and the staging took 3.87 -> 2.82 us (rank 0's stamps). 16-bit keys keep
  * air_rank_keys (its word-wise transform is ~3.5 instructions a key): the same scheme for them
- * measured 1.00-1.03x slower at 15 of 16 bf16 shapes. docs/perf-notes.md v0.45.
+ * measured slower over the 16 bf16 LLM shapes (geomean 1.014x at k = 50, 1.007x at k = 1024).
+ * docs/perf-notes.md v0.45.
  */
-template <topk_dtype DT, bool SMALLEST, int NT>
-__device__ __forceinline__ unsigned air_cluster_stage_open(const uint4* src, uint4* dst, int nvec) {
+template <topk_dtype DT, bool SMALLEST, int NT, typename F>
+__device__ __forceinline__ unsigned air_cluster_stage_open(const uint4* src, uint4* dst, int nvec, F&& after_issue) {
   typedef typename topk_dtype_traits<DT>::raw_t RawT;
   static_assert(topk_dtype_traits<DT>::bits == 32, "32-bit keys");
   constexpr int UNROLL = 8;
@@ -1613,11 +1615,14 @@ __device__ __forceinline__ unsigned air_cluster_stage_open(const uint4* src, uin
                       (unsigned)topk_to_rank_key_nan_open<DT>((RawT)raw.z, SMALLEST),
                       (unsigned)topk_to_rank_key_nan_open<DT>((RawT)raw.w, SMALLEST));
   };
-  for (int v0 = t; v0 < nvec; v0 += NT * UNROLL) {
+  const int rounds = (nvec + NT * UNROLL - 1) / (NT * UNROLL); /* block-uniform */
+  for (int r = 0; r < (rounds > 0 ? rounds : 1); ++r) {
+    const int v0 = t + r * NT * UNROLL;
     uint4 w[UNROLL];
 #pragma unroll
     for (int j = 0; j < UNROLL; ++j)
       if (v0 + j * NT < nvec) w[j] = src[v0 + j * NT];
+    if (r == 0) after_issue(); /* every thread, converged */
 #pragma unroll
     for (int j = 0; j < UNROLL; ++j)
       if (v0 + j * NT < nvec) {
@@ -2169,10 +2174,20 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
     air_copy_row<DT, unsigned>(P, row, R, (int64_t)rank * NT + threadIdx.x, (int64_t)cs * NT);
     return;
   }
-  /* a start's init before staging, whose latency hides it (at most one start runs: the host's choice) */
+  /* a start's init before staging, whose latency hides it (at most one start runs: the host's choice),
+   * but for the wide start with 32-bit keys (below) */
   const bool del = dgrp > 0, wide = KB <= 32 && wide_q > 0 && !del;
-  if (del) air_cluster_delegates_init<KB>(&s_start.del, cs, ndel);
-  else if (wide) air_cluster_wide_init(&s_start.wide, rank, cs);
+  /* The wide start's init for 32-bit keys runs after the staging's first loads are issued: before
+   * them it held every warp's loads back (bench/cluster_place.cu: 0.1-0.5 us of a block's staging),
+   * after them it is hidden, and its first wait on the cluster barrier comes a bound later.
+   * f32 k = 1024: 0.977-0.994x a call. Not for the delegate start, whose first push waits on the
+   * barrier right after the staging (f32 k = 50: 0.994-1.016x). docs/perf-notes.md v0.45. */
+  auto start_init = [&]() {
+    if (del) air_cluster_delegates_init<KB>(&s_start.del, cs, ndel);
+    else if (wide) air_cluster_wide_init(&s_start.wide, rank, cs);
+  };
+  const bool init_late = KB == 32 && wide;
+  if (!init_late) start_init();
 
   /* Stage the rank keys of this block's slice [lo, lo + my_len) of the row. */
   const int64_t lo = (int64_t)rank * slice < R.len ? (int64_t)rank * slice : R.len;
@@ -2188,10 +2203,11 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
   bool staged = false;
   if constexpr (KB == 32)
     if (del || wide) { /* the starts, 32-bit keys: ~4 instructions an element, no AND / OR */
-      if (nvec > 0) {
-        k_max = smallest ? air_cluster_stage_open<DT, true, NT>((const uint4*)src, (uint4*)s_key, nvec)
-                         : air_cluster_stage_open<DT, false, NT>((const uint4*)src, (uint4*)s_key, nvec);
-      }
+      auto after_issue = [&]() {
+        if (init_late) start_init();
+      };
+      k_max = smallest ? air_cluster_stage_open<DT, true, NT>((const uint4*)src, (uint4*)s_key, nvec, after_issue)
+                       : air_cluster_stage_open<DT, false, NT>((const uint4*)src, (uint4*)s_key, nvec, after_issue);
       staged = true;
     }
   if (!staged) {

@@ -146,6 +146,9 @@ TEST(sanitizer_small) {
       .cluster_cs = "1", .cluster_del = "0");
   RUN(.dtype = TOPK_F32, .batch = 2, .n = 50000, .k = 300, .gen = {.dist = GEN_SORTED_DESC}, .path = "cluster");
   RUN(.dtype = TOPK_F32, .batch = 2, .n = 70001, .k = 50, .gen = {.dist = GEN_SORTED_ASC}, .path = "cluster");
+  /* the starts' staging of 32-bit keys with a few NaN: the threads that met one stage again */
+  RUN(.dtype = TOPK_F32, .batch = 2, .n = 50000, .k = 300, .flags = TOPK_SMALLEST,
+      .gen = {.dist = GEN_NORMAL, .nan_fraction = 0.001}, .path = "cluster");
   /* the adaptive path: a short row (one-block kernel) and a long one (fused kernel) */
   static const int64_t off_ad[] = {0, 2000, 402000};
   RUN(.dtype = TOPK_F32, .batch = 2, .n = 402000, .k = 100, .flags = TOPK_SORTED, .gen = {.dist = GEN_UNIFORM},

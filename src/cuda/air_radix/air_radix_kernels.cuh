@@ -2178,10 +2178,10 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
    * but for the wide start with 32-bit keys (below) */
   const bool del = dgrp > 0, wide = KB <= 32 && wide_q > 0 && !del;
   /* The wide start's init for 32-bit keys runs after the staging's first loads are issued: before
-   * them it held every warp's loads back (bench/cluster_place.cu: 0.1-0.5 us of a block's staging),
-   * after them it is hidden, and its first wait on the cluster barrier comes a bound later.
-   * f32 k = 1024: 0.977-0.994x a call. Not for the delegate start, whose first push waits on the
-   * barrier right after the staging (f32 k = 50: 0.994-1.016x). docs/perf-notes.md v0.45. */
+   * them it held every warp's loads back (bench/cluster_place.cu: 0.2-0.8 us of the median block's
+   * staging), after them it is hidden, and its first wait on the cluster barrier comes a bound
+   * later. f32 k = 1024: 0.977-0.994x a call. Not for the delegate start, whose first push waits on
+   * the barrier right after the staging (f32 k = 50: 0.994-1.016x). docs/perf-notes.md v0.45. */
   auto start_init = [&]() {
     if (del) air_cluster_delegates_init<KB>(&s_start.del, cs, ndel);
     else if (wide) air_cluster_wide_init(&s_start.wide, rank, cs);

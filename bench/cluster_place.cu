@@ -164,21 +164,29 @@ static unsigned* g_sm;
 static unsigned long long* g_t;
 static float* g_sink;
 
-static void launch(int cs, int rows, int n, int slice, int policy, int init, cudaStream_t s) {
-  cudaLaunchConfig_t c = {};
-  cudaLaunchAttribute a[2];
+/* place_k's launch: clusters of cs blocks, `rows` of them, smem bytes of dynamic shared memory a
+ * block; the scheduling policy where `policy` >= 0 (a second attribute), else the cluster size only */
+static void place_config(cudaLaunchConfig_t* c, cudaLaunchAttribute (&a)[2], int cs, int rows, size_t smem, int policy,
+                         cudaStream_t s) {
+  *c = cudaLaunchConfig_t{};
   a[0].id = cudaLaunchAttributeClusterDimension;
   a[0].val.clusterDim.x = cs;
   a[0].val.clusterDim.y = 1;
   a[0].val.clusterDim.z = 1;
   a[1].id = cudaLaunchAttributeClusterSchedulingPolicyPreference;
-  a[1].val.clusterSchedulingPolicyPreference = (cudaClusterSchedulingPolicy)policy;
-  c.gridDim = dim3(cs, rows);
-  c.blockDim = dim3(NT);
-  c.dynamicSmemBytes = std::max((size_t)slice * 4, g_smem);
-  c.stream = s;
-  c.attrs = a;
-  c.numAttrs = 2;
+  a[1].val.clusterSchedulingPolicyPreference = (cudaClusterSchedulingPolicy)(policy >= 0 ? policy : 0);
+  c->gridDim = dim3(cs, rows);
+  c->blockDim = dim3(NT);
+  c->dynamicSmemBytes = smem;
+  c->stream = s;
+  c->attrs = a;
+  c->numAttrs = policy >= 0 ? 2 : 1;
+}
+
+static void launch(int cs, int rows, int n, int slice, int policy, int init, cudaStream_t s) {
+  cudaLaunchConfig_t c;
+  cudaLaunchAttribute a[2];
+  place_config(&c, a, cs, rows, std::max((size_t)slice * 4, g_smem), policy, s);
   switch (init) {
 #define PLACE_CASE(I) \
   case I: CK(cudaLaunchKernelEx(&c, place_k<I>, g_in, n, slice, g_sm, g_t, g_sink)); break;
@@ -256,17 +264,9 @@ int main() {
   unsigned hs[MAXB];
   const int map_cs[] = {16, 12, 10, 9, 8};
   for (int cs : map_cs) {
-    cudaLaunchConfig_t c = {};
-    cudaLaunchAttribute a;
-    a.id = cudaLaunchAttributeClusterDimension;
-    a.val.clusterDim.x = cs;
-    a.val.clusterDim.y = 1;
-    a.val.clusterDim.z = 1;
-    c.gridDim = dim3(cs, 1);
-    c.blockDim = dim3(NT);
-    c.dynamicSmemBytes = 130 * 1024;
-    c.attrs = &a;
-    c.numAttrs = 1;
+    cudaLaunchConfig_t c;
+    cudaLaunchAttribute a[2];
+    place_config(&c, a, cs, 1, 130 * 1024, -1, 0);
     int fit = 0;
     CK(cudaOccupancyMaxActiveClusters(&fit, place_k<0>, &c));
     for (int it = 0; it < 40; ++it) {

@@ -315,11 +315,15 @@ __device__ void air_wide_log_digit(const unsigned long long (&v)[NV], const bool
 
 /*
  * This thread's staged keys >= thr (> 0), as (key << 32 | ~index) composites at slots of out[] from
- * *counter (slots >= cap dropped; the count still grows, so rank 0 sees the overflow). The thread's
- * vectors (v = t, t + NT, ...: the ones it staged) are looked at four at a time, their loads in
- * flight together, counting the keys >= thr and noting which vectors hold any; then one atomic a
- * thread takes the slots and only the noted vectors are read again. (A slot a key from the counter,
- * in a loop of one vector at a time, grew ~0.15 us a vector a thread, docs/perf-notes.md v0.43.)
+ * *counter (slots >= cap dropped; the count still grows, so rank 0 sees the overflow). Two looks:
+ * the thread's vectors (v = t, t + NT, ...: the ones it staged), four loads in flight, only tested
+ * (any key >= thr: a bit of `hits`), with no branch; then each hit vector (~1.4 a thread) read again,
+ * its keys >= thr counted, one atomic for their slots, and written by predicated stores. The region
+ * is issue-bound (every warp holds a collecting thread and runs its whole look): the count inside
+ * the first look, under a branch a vector, with one atomic a thread, took ~264 warp instructions a
+ * warp and 1.22 us (f32 8 x 262144, ncu and stamps; docs/perf-notes.md v0.46). (A slot a key from the counter,
+ * in a loop of one vector at a time, grew ~0.15 us a vector a thread, v0.43; the hits shared over a
+ * warp's lanes, 1.58 us, v0.46.)
  */
 template <topk_dtype DT>
 __device__ __forceinline__ void air_wide_collect(const typename topk_dtype_traits<DT>::key_t* s_key, int my_len,
@@ -333,45 +337,37 @@ __device__ __forceinline__ void air_wide_collect(const typename topk_dtype_trait
   static_assert(228 * 1024 / 16 <= 32 * NT, "a slice in shared memory (<= 228 KB) is <= 32 vectors a thread: one mask");
   const int t = (int)threadIdx.x;
   const CT lim1 = KB == 16 ? (CT)(thr - 1) * 0x10001u : (CT)(thr - 1);
-  auto count_ge = [&](const uint4& q) {
-    CT w[NW];
-    air_words(q, w);
-    unsigned c = 0;
-#pragma unroll
-    for (int e = 0; e < V; ++e) c += air_key_at<KB>(w, e) >= (CT)thr ? 1u : 0u;
-    return c;
-  };
-  unsigned hits = 0, cnt = 0;
+  unsigned hits = 0;
   for (int u0 = 0; t + u0 * NT < nvec; u0 += U) {
     uint4 q[U];
 #pragma unroll
-    for (int u = 0; u < U; ++u)
-      if (t + (u0 + u) * NT < nvec) q[u] = ((const uint4*)s_key)[t + (u0 + u) * NT];
+    for (int u = 0; u < U; ++u) q[u] = t + (u0 + u) * NT < nvec ? ((const uint4*)s_key)[t + (u0 + u) * NT] : uint4{};
 #pragma unroll
-    for (int u = 0; u < U; ++u)
-      if (t + (u0 + u) * NT < nvec && air_any_gt(q[u], lim1, KB)) {
-        hits |= 1u << (u0 + u);
-        cnt += count_ge(q[u]);
-      }
+    for (int u = 0; u < U; ++u) hits |= (air_any_gt(q[u], lim1, KB) ? 1u : 0u) << (u0 + u);
   }
-  for (int i = nvec * V + t; i < my_len; i += NT) cnt += s_key[i] >= thr ? 1u : 0u; /* an unaligned row's keys */
-  if (cnt == 0) return;
-  unsigned slot = atomicAdd(counter, cnt);
-  auto put = [&](int i, KeyT key) {
-    if (slot < cap) out[slot] = (unsigned long long)key << 32 | (unsigned)~(unsigned)(lo + i);
-    ++slot;
-  };
 #pragma unroll 1
   for (; hits; hits &= hits - 1u) {
     const int v = t + (__ffs((int)hits) - 1) * NT;
     CT w[NW];
     air_words(((const uint4*)s_key)[v], w);
+    unsigned c = 0;
 #pragma unroll
-    for (int e = 0; e < V; ++e)
-      if (air_key_at<KB>(w, e) >= (CT)thr) put(v * V + e, (KeyT)air_key_at<KB>(w, e));
+    for (int e = 0; e < V; ++e) c += air_key_at<KB>(w, e) >= (CT)thr ? 1u : 0u;
+    unsigned slot = atomicAdd(counter, c);
+    const unsigned base = ~(unsigned)(lo + v * V); /* ~(index of key e) = base - e */
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      const CT x = air_key_at<KB>(w, e);
+      const bool take = x >= (CT)thr;
+      if (take && slot < cap) out[slot] = (unsigned long long)x << 32 | (base - (unsigned)e);
+      slot += take ? 1u : 0u;
+    }
   }
-  for (int i = nvec * V + t; i < my_len; i += NT)
-    if (s_key[i] >= thr) put(i, s_key[i]);
+  for (int i = nvec * V + t; i < my_len; i += NT) /* an unaligned slice's last keys, a slot a key */
+    if (s_key[i] >= thr) {
+      const unsigned slot = atomicAdd(counter, 1u);
+      if (slot < cap) out[slot] = (unsigned long long)s_key[i] << 32 | (unsigned)~(unsigned)(lo + i);
+    }
 }
 
 /* Returns true when the row is done (the block returns), false when the radix passes must run. */
@@ -391,7 +387,7 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
   const bool solo = cs == 1;
   const int lg_seg = (__ffs(AIR_WIDE_CAND) - 1) - (__ffs((int)cs) - 1);
   const unsigned seg = 1u << lg_seg;
-  unsigned long long ts[9] = {}; /* stamps only: %globaltimer at the steps (printed by every block) */
+  unsigned long long ts[10] = {}; /* stamps only: %globaltimer at the steps (printed by every block) */
 #define AIR_WIDE_STAMP(i) \
   if (stamps && t == 0) ts[i] = air_now();
   AIR_WIDE_STAMP(0);
@@ -468,14 +464,14 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
   auto print_stamps = [&](unsigned c_all, CT m) {
     if (stamps && t == 0)
       printf("WIDESTAMP rank=%u n=%lld k=%lld cs=%u q=%u mine=%u c=%u M=%u 0:%llu 1:%llu 2:%llu 3:%llu 4:%llu 5:%llu "
-             "6:%llu 7:%llu w:%llu t0:%llu\n",
+             "6:%llu 7:%llu w:%llu L:%llu t0:%llu\n",
              rank, (long long)R.len, (long long)P.k, cs, qb, S->mine, c_all, m, ts[0] - t0, ts[1] - t0, ts[2] - t0,
-             ts[3] - t0, ts[4] - t0, ts[5] - t0, ts[6] - t0, ts[7] - t0, ts[8] - t0, t0);
+             ts[3] - t0, ts[4] - t0, ts[5] - t0, ts[6] - t0, ts[7] - t0, ts[8] - t0, ts[9] - t0, t0);
   };
   if (rank != 0) {
     mbar_wait(&S->bar[AIR_WIDE_BAR_VERDICT], 0);
     AIR_WIDE_STAMP(3);
-    ts[4] = ts[5] = ts[6] = ts[7] = ts[3];
+    ts[4] = ts[5] = ts[6] = ts[7] = ts[9] = ts[3];
     print_stamps(0u, 0u);
     return S->verdict != 0;
   }
@@ -527,6 +523,7 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
   unsigned q = (unsigned)P.k, cnt = 0xFFFFFFFFu;
   int top = hi;
   if (sb >= AIR_WIDE_LOG_MIN) air_wide_log_digit<NV>(cv, cl, sb, mask, B, q, par, S, top, cnt);
+  AIR_WIDE_STAMP(9);
   if (!air_wide_select<unsigned long long, NV>(cv, cl, top, 32, mask, B, q, par, S, cnt)) {
     const int ib = R.len > 1 ? 64 - __clzll((long long)(R.len - 1)) : 0; /* index bits (<= 32) */
     const unsigned long long ones = ib >= 32 ? 0ull : (0xFFFFFFFFull << ib) & 0xFFFFFFFFull;

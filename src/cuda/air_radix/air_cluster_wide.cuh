@@ -321,9 +321,9 @@ __device__ void air_wide_log_digit(const unsigned long long (&v)[NV], const bool
  * its keys >= thr counted, one atomic for their slots, and written by predicated stores. The region
  * is issue-bound (every warp holds a collecting thread and runs its whole look): the count inside
  * the first look, under a branch a vector, with one atomic a thread, took ~264 warp instructions a
- * warp and 1.22 us (f32 8 x 262144, ncu and stamps; docs/perf-notes.md v0.46). (A slot a key from the counter,
- * in a loop of one vector at a time, grew ~0.15 us a vector a thread, v0.43; the hits shared over a
- * warp's lanes, 1.58 us, v0.46.)
+ * warp and 1.22 us (f32 8 x 262144, ncu and stamps; docs/perf-notes.md v0.46). (A slot a key from
+ * the counter, in a loop of one vector at a time, grew ~0.15 us a vector a thread, v0.43; the hits
+ * shared over a warp's lanes, 1.58 us, v0.46.)
  */
 template <topk_dtype DT>
 __device__ __forceinline__ void air_wide_collect(const typename topk_dtype_traits<DT>::key_t* s_key, int my_len,

@@ -313,6 +313,13 @@ __device__ void air_wide_log_digit(const unsigned long long (&v)[NV], const bool
   q = s0 >> 8;
 }
 
+/* A candidate (key, and nidx = ~index) as the composite key << 32 | nidx at out[slot]; a slot >= cap
+ * is dropped (the counter that gave it still grows, so rank 0 sees the overflow). */
+__device__ __forceinline__ void air_wide_put(unsigned long long* out, unsigned slot, unsigned cap, unsigned key,
+                                             unsigned nidx) {
+  if (slot < cap) out[slot] = (unsigned long long)key << 32 | nidx;
+}
+
 /*
  * This thread's staged keys >= thr (> 0), as (key << 32 | ~index) composites at slots of out[] from
  * *counter (slots >= cap dropped; the count still grows, so rank 0 sees the overflow). Two looks:
@@ -359,15 +366,13 @@ __device__ __forceinline__ void air_wide_collect(const typename topk_dtype_trait
     for (int e = 0; e < V; ++e) {
       const CT x = air_key_at<KB>(w, e);
       const bool take = x >= (CT)thr;
-      if (take && slot < cap) out[slot] = (unsigned long long)x << 32 | (base - (unsigned)e);
+      if (take) air_wide_put(out, slot, cap, (unsigned)x, base - (unsigned)e);
       slot += take ? 1u : 0u;
     }
   }
-  for (int i = nvec * V + t; i < my_len; i += NT) /* an unaligned slice's last keys, a slot a key */
-    if (s_key[i] >= thr) {
-      const unsigned slot = atomicAdd(counter, 1u);
-      if (slot < cap) out[slot] = (unsigned long long)s_key[i] << 32 | (unsigned)~(unsigned)(lo + i);
-    }
+  air_cluster_each_tail_key<DT>(s_key, my_len, nvec, thr, [&](int i, KeyT key) { /* a slot a key */
+    air_wide_put(out, atomicAdd(counter, 1u), cap, (unsigned)key, ~(unsigned)(lo + i));
+  });
 }
 
 /* Returns true when the row is done (the block returns), false when the radix passes must run. */
@@ -387,10 +392,12 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
   const bool solo = cs == 1;
   const int lg_seg = (__ffs(AIR_WIDE_CAND) - 1) - (__ffs((int)cs) - 1);
   const unsigned seg = 1u << lg_seg;
-  unsigned long long ts[10] = {}; /* stamps only: %globaltimer at the steps (printed by every block) */
+  /* stamps only: %globaltimer at the steps, in their order (printed by every block, labelled 0-7, w and L) */
+  enum { TS_STAGED, TS_BOUND, TS_WAITED, TS_COLLECTED, TS_HEADERS, TS_CANDIDATES, TS_BINADE, TS_SELECTED, TS_GATHERED, TS_WRITTEN, TS_STEPS };
+  unsigned long long ts[TS_STEPS] = {};
 #define AIR_WIDE_STAMP(i) \
   if (stamps && t == 0) ts[i] = air_now();
-  AIR_WIDE_STAMP(0);
+  AIR_WIDE_STAMP(TS_STAGED);
 
   /* (1) thr_b: each warp's r-th largest thread maximum (r rounds of a warp max, each taking out the
    * lanes that hold it), then their median over the block's 32 warps, found by the warp whose value
@@ -428,9 +435,9 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
     __syncthreads();
     thr_b = S->bound;
   }
-  AIR_WIDE_STAMP(1);
+  AIR_WIDE_STAMP(TS_BOUND);
   cluster_wait(); /* the kernel start's arrival: every block runs and has its mbarriers */
-  AIR_WIDE_STAMP(8);
+  AIR_WIDE_STAMP(TS_WAITED);
 
   /* (2) this block's keys >= thr_b: written locally at their place in rank 0's buffer (by the threads
    * whose maximum reaches thr_b, ~10 %), then sent in one bulk copy, and the count and thr_b after
@@ -446,13 +453,12 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
     bulk_fence(); /* the writes, before the async proxy reads them */
   } else if (mine_max >= thr) { /* <= 2 vectors a thread (or thr_b = 0): one look, a slot a key */
     air_cluster_each_key<DT>(s_key, my_len, nvec, thr, [&](int i, KeyT key) {
-      const unsigned slot = atomicAdd(&S->mine, 1u);
-      if (slot < seg) my_seg[slot] = (unsigned long long)key << 32 | (unsigned)~(unsigned)(lo + i);
+      air_wide_put(my_seg, atomicAdd(&S->mine, 1u), seg, (unsigned)key, ~(unsigned)(lo + i));
     });
     bulk_fence();
   }
   __syncthreads(); /* S->mine is final, the segment written */
-  AIR_WIDE_STAMP(2);
+  AIR_WIDE_STAMP(TS_COLLECTED);
   if (t == 0) {
     const unsigned n = S->mine < seg ? S->mine : seg, bytes = (n * 8u + 15u) & ~15u;
     if (rank != 0 && bytes) cluster_bulk_send(my_seg, 0u, my_seg, bytes, &S->bar[AIR_WIDE_BAR_CAND]);
@@ -465,13 +471,14 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
     if (stamps && t == 0)
       printf("WIDESTAMP rank=%u n=%lld k=%lld cs=%u q=%u mine=%u c=%u M=%u 0:%llu 1:%llu 2:%llu 3:%llu 4:%llu 5:%llu "
              "6:%llu 7:%llu w:%llu L:%llu t0:%llu\n",
-             rank, (long long)R.len, (long long)P.k, cs, qb, S->mine, c_all, m, ts[0] - t0, ts[1] - t0, ts[2] - t0,
-             ts[3] - t0, ts[4] - t0, ts[5] - t0, ts[6] - t0, ts[7] - t0, ts[8] - t0, ts[9] - t0, t0);
+             rank, (long long)R.len, (long long)P.k, cs, qb, S->mine, c_all, m, ts[TS_STAGED] - t0, ts[TS_BOUND] - t0,
+             ts[TS_COLLECTED] - t0, ts[TS_HEADERS] - t0, ts[TS_CANDIDATES] - t0, ts[TS_SELECTED] - t0, ts[TS_GATHERED] - t0,
+             ts[TS_WRITTEN] - t0, ts[TS_WAITED] - t0, ts[TS_BINADE] - t0, t0);
   };
   if (rank != 0) {
     mbar_wait(&S->bar[AIR_WIDE_BAR_VERDICT], 0);
-    AIR_WIDE_STAMP(3);
-    ts[4] = ts[5] = ts[6] = ts[7] = ts[9] = ts[3];
+    AIR_WIDE_STAMP(TS_HEADERS); /* here: the verdict's arrival */
+    ts[TS_CANDIDATES] = ts[TS_BINADE] = ts[TS_SELECTED] = ts[TS_GATHERED] = ts[TS_WRITTEN] = ts[TS_HEADERS];
     print_stamps(0u, 0u);
     return S->verdict != 0;
   }
@@ -483,7 +490,7 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
    * so no barrier of its own; the span's top is the row's largest key (every block's largest is
    * >= its bound, so the row's is kept). */
   mbar_wait(&S->bar[AIR_WIDE_BAR_HDR], 0);
-  AIR_WIDE_STAMP(3);
+  AIR_WIDE_STAMP(TS_HEADERS);
   const unsigned long long h = lane < cs ? S->hdr[lane] : 0ull;
   const unsigned hc = (unsigned)(h >> 32), hn = hc < seg ? hc : seg;
   const unsigned total = __reduce_add_sync(0xffffffffu, hn);
@@ -493,7 +500,7 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
   const CT km = __reduce_max_sync(0xffffffffu, lane < cs ? S->hmax[lane] : 0u); /* the span's top */
   if (t == 0) mbar_expect_tx(&S->bar[AIR_WIDE_BAR_CAND], bulk);
   mbar_wait(&S->bar[AIR_WIDE_BAR_CAND], 0);
-  AIR_WIDE_STAMP(4);
+  AIR_WIDE_STAMP(TS_CANDIDATES);
   /* the verdict to ranks 1 .. cs - 1, from the last warp's lanes */
   auto send_verdict = [&](bool ok) {
     if (t > NT - cs)
@@ -523,7 +530,7 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
   unsigned q = (unsigned)P.k, cnt = 0xFFFFFFFFu;
   int top = hi;
   if (sb >= AIR_WIDE_LOG_MIN) air_wide_log_digit<NV>(cv, cl, sb, mask, B, q, par, S, top, cnt);
-  AIR_WIDE_STAMP(9);
+  AIR_WIDE_STAMP(TS_BINADE);
   if (!air_wide_select<unsigned long long, NV>(cv, cl, top, 32, mask, B, q, par, S, cnt)) {
     const int ib = R.len > 1 ? 64 - __clzll((long long)(R.len - 1)) : 0; /* index bits (<= 32) */
     const unsigned long long ones = ib >= 32 ? 0ull : (0xFFFFFFFFull << ib) & 0xFFFFFFFFull;
@@ -531,7 +538,7 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
     B |= ones;
     air_wide_select<unsigned long long, NV>(cv, cl, ib, 0, mask, B, q, par, S);
   }
-  AIR_WIDE_STAMP(5);
+  AIR_WIDE_STAMP(TS_SELECTED);
   /* the k composites >= B into the candidate buffer (read into cv before the select's first barrier:
    * every select runs a digit), at slots from one counter (air_wide_gather), then written out a
    * slot a thread: one copy of the emit's code, and a warp's stores to consecutive slots (the slots
@@ -540,7 +547,7 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
    * failure. */
   air_wide_gather<unsigned long long, NV>(cv, [&](int j) { return cl[j] && cv[j] >= B; }, &S->out, s_cand);
   __syncthreads();
-  AIR_WIDE_STAMP(6);
+  AIR_WIDE_STAMP(TS_GATHERED);
   const bool ok = S->out == (unsigned)P.k;
   send_verdict(ok);
   if (!ok) return false; /* every thread has read S->out; the passes may rewrite the scratch */
@@ -552,7 +559,7 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
     const unsigned idx = ~(unsigned)c;
     air_emit(P, row, (int64_t)i, topk_raw_of_key<DT>(key, P.smallest != 0, in_row, idx), key, idx);
   }
-  AIR_WIDE_STAMP(7);
+  AIR_WIDE_STAMP(TS_WRITTEN);
   print_stamps(total, M);
 #undef AIR_WIDE_STAMP
   return true;

@@ -1602,6 +1602,9 @@ __device__ __forceinline__ uint4 air_rank_keys(const uint4& raw, bool smallest) 
  * measured slower over the 16 bf16 LLM shapes (geomean 1.014x at k = 50, 1.007x at k = 1024).
  * docs/perf-notes.md v0.45.
  */
+/* The largest of a 16-byte vector's four 32-bit words. */
+__device__ __forceinline__ unsigned air_vec_max(const uint4& k) { return max(max(k.x, k.y), max(k.z, k.w)); }
+
 template <topk_dtype DT, bool SMALLEST, int NT, typename F>
 __device__ __forceinline__ unsigned air_cluster_stage_open(const uint4* src, uint4* dst, int nvec, F&& after_issue) {
   typedef typename topk_dtype_traits<DT>::raw_t RawT;
@@ -1628,7 +1631,7 @@ __device__ __forceinline__ unsigned air_cluster_stage_open(const uint4* src, uin
       if (v0 + j * NT < nvec) {
         const uint4 k = keys(w[j]);
         dst[v0 + j * NT] = k;
-        k_max = max(max(k_max, max(k.x, k.y)), max(k.z, k.w));
+        k_max = max(k_max, air_vec_max(k));
         k_min = min(min(k_min, min(k.x, k.y)), min(k.z, k.w));
       }
   }
@@ -1638,7 +1641,7 @@ __device__ __forceinline__ unsigned air_cluster_stage_open(const uint4* src, uin
       for (int v = t; v < nvec; v += NT) {
         const uint4 k = air_rank_keys<DT>(src[v], SMALLEST);
         dst[v] = k;
-        k_max = max(max(k_max, max(k.x, k.y)), max(k.z, k.w));
+        k_max = max(k_max, air_vec_max(k));
       }
     }
   return k_max;
@@ -1881,6 +1884,17 @@ __device__ void air_cluster_first_ties(const typename topk_dtype_traits<DT>::key
   }
 }
 
+/* This thread's share of a staged slice's scalar tail (the keys after its nvec whole 16-byte vectors):
+ * f(i, key) for each key >= lim, i the slice position. */
+template <topk_dtype DT, typename F>
+__device__ __forceinline__ void air_cluster_each_tail_key(const typename topk_dtype_traits<DT>::key_t* s_key,
+                                                          int my_len, int nvec,
+                                                          typename topk_dtype_traits<DT>::key_t lim, F&& f) {
+  constexpr int V = 16 / (int)sizeof(typename topk_dtype_traits<DT>::raw_t);
+  for (int i = nvec * V + (int)threadIdx.x; i < my_len; i += AIR_CLUSTER_THREADS)
+    if (s_key[i] >= lim) f(i, s_key[i]);
+}
+
 /* The starts' scans of this thread's staged keys (its vectors t, t + NT, ..., then its share of the
  * slice's scalar tail): f(i, key) for each key >= lim, i the slice position; a vector with no key
  * >= lim is skipped after one compare of its words (most are, at the starts' thresholds). */
@@ -1905,8 +1919,7 @@ __device__ __forceinline__ void air_cluster_each_key(const typename topk_dtype_t
       if (x >= (CT)lim) f(v * V + e, (KeyT)x);
     }
   }
-  for (int i = nvec * V + t; i < my_len; i += NT)
-    if (s_key[i] >= lim) f(i, s_key[i]);
+  air_cluster_each_tail_key<DT>(s_key, my_len, nvec, lim, f);
 }
 
 /* Returns true when the row is done (the block returns), false when the radix passes must run. */

@@ -392,8 +392,11 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
   const bool solo = cs == 1;
   const int lg_seg = (__ffs(AIR_WIDE_CAND) - 1) - (__ffs((int)cs) - 1);
   const unsigned seg = 1u << lg_seg;
-  /* stamps only: %globaltimer at the steps, in their order (printed by every block, labelled 0-7, w and L) */
-  enum { TS_STAGED, TS_BOUND, TS_WAITED, TS_COLLECTED, TS_HEADERS, TS_CANDIDATES, TS_BINADE, TS_SELECTED, TS_GATHERED, TS_WRITTEN, TS_STEPS };
+  /* stamps only: %globaltimer at the steps, in their order (every block prints them, labelled 0-7, w, L) */
+  enum {
+    TS_STAGED, TS_BOUND, TS_WAITED, TS_COLLECTED, TS_HEADERS, TS_CANDIDATES, TS_BINADE, TS_SELECTED, TS_GATHERED,
+    TS_WRITTEN, TS_STEPS
+  };
   unsigned long long ts[TS_STEPS] = {};
 #define AIR_WIDE_STAMP(i) \
   if (stamps && t == 0) ts[i] = air_now();
@@ -471,9 +474,10 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
     if (stamps && t == 0)
       printf("WIDESTAMP rank=%u n=%lld k=%lld cs=%u q=%u mine=%u c=%u M=%u 0:%llu 1:%llu 2:%llu 3:%llu 4:%llu 5:%llu "
              "6:%llu 7:%llu w:%llu L:%llu t0:%llu\n",
-             rank, (long long)R.len, (long long)P.k, cs, qb, S->mine, c_all, m, ts[TS_STAGED] - t0, ts[TS_BOUND] - t0,
-             ts[TS_COLLECTED] - t0, ts[TS_HEADERS] - t0, ts[TS_CANDIDATES] - t0, ts[TS_SELECTED] - t0, ts[TS_GATHERED] - t0,
-             ts[TS_WRITTEN] - t0, ts[TS_WAITED] - t0, ts[TS_BINADE] - t0, t0);
+             rank, (long long)R.len, (long long)P.k, cs, qb, S->mine, c_all, m, ts[TS_STAGED] - t0,
+             ts[TS_BOUND] - t0, ts[TS_COLLECTED] - t0, ts[TS_HEADERS] - t0, ts[TS_CANDIDATES] - t0,
+             ts[TS_SELECTED] - t0, ts[TS_GATHERED] - t0, ts[TS_WRITTEN] - t0, ts[TS_WAITED] - t0, ts[TS_BINADE] - t0,
+             t0);
   };
   if (rank != 0) {
     mbar_wait(&S->bar[AIR_WIDE_BAR_VERDICT], 0);

@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Rank 0's steps in AIR CLUSTER's wide start, from its stamps, as a markdown table.
+
+    TOPK_AIR_CLUSTER_STAMPS=1 build/topk bench -a auto -n N -b B -k 1024 --dtype D --dist normal \\
+        --reps 30 --warmup 3 --min-time 0 --check-results 0 --in-l2 | grep "WIDESTAMP rank=0 " > F
+    python3 bench/wide_stamps.py F [G.txt.xz ...]
+
+Each file holds WIDESTAMP lines (air_cluster_wide.cuh prints one a block a launch; only rank 0's
+are used), plain or xz-compressed; a line "# NAME" starts a section of its own (several shapes in
+one file, as bench/results/*_wide_stamps_s47* keep them). Every stamp is %globaltimer minus the
+block's start (t0), in ns. Per section, the median over launches of: staged (0), bound (0 -> 1),
+collection (w -> 2: the cluster wait, then this block's keys >= its bound), headers (2 -> 3),
+candidates (3 -> 4), digit (4 -> L: the read and the binade digit where it runs), select (L -> 5),
+gather (5 -> 6), writes (6 -> 7) and in kernel (7), in us.
+"""
+import lzma
+import re
+import statistics
+import sys
+
+STEPS = [("staged", None, "0"), ("bound", "0", "1"), ("collection", "w", "2"), ("headers", "2", "3"),
+         ("candidates", "3", "4"), ("digit", "4", "L"), ("select", "L", "5"), ("gather", "5", "6"),
+         ("writes", "6", "7"), ("in kernel", None, "7")]
+FIELD = re.compile(r"(\w+)[:=](\d+)")
+
+
+def sections(path):
+    opener = lzma.open if path.endswith(".xz") else open
+    name, rows, out = path, [], []
+    with opener(path, "rt") as f:
+        for line in f:
+            if line.startswith("# "):
+                if rows:
+                    out.append((name, rows))
+                name, rows = line[2:].strip(), []
+            elif line.startswith("WIDESTAMP rank=0 "):
+                rows.append({k: int(v) for k, v in FIELD.findall(line)})
+    if rows:
+        out.append((name, rows))
+    return out
+
+
+def medians(rows):
+    return [statistics.median((r[b] - (r[a] if a else 0)) / 1000.0 for r in rows) for _, a, b in STEPS]
+
+
+def main(paths):
+    if not paths:
+        sys.exit(__doc__)
+    print("| stamps | launches | " + " | ".join(s for s, _, _ in STEPS) + " |")
+    print("| --- | ---: | " + " | ".join("---:" for _ in STEPS) + " |")
+    for path in paths:
+        for name, rows in sections(path):
+            print("| %s | %d | " % (name, len(rows)) + " | ".join("%.2f" % m for m in medians(rows)) + " |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1653,7 +1653,7 @@ __device__ __forceinline__ bool air_any_gt(const uint4& v, unsigned thr, int kb)
     const unsigned m = __vmaxu2(__vmaxu2(__vmaxu2(v.x, v.y), __vmaxu2(v.z, v.w)), thr);
     return m != thr;
   }
-  return max(max(v.x, v.y), max(v.z, v.w)) > thr;
+  return air_vec_max(v) > thr;
 }
 __device__ __forceinline__ bool air_any_gt(const uint4& v, unsigned long long thr, int) {
   unsigned long long w[2];

@@ -64,7 +64,7 @@ __global__ void __launch_bounds__(1024, 1) step_kernel(const unsigned* in, long 
       const unsigned v[1] = {mx + it};
       const bool live[1] = {true};
       unsigned mask = 0xFF000000u, pre = 0xC0000000u, q = 97u;
-      air_wide_select<unsigned, 1, false>(v, live, 24, 16, mask, pre, q, par, &S);
+      air_wide_select<unsigned, 1>(v, live, 24, 16, mask, pre, q, par, &S);
       acc += pre;
     } else if (MODE == 5) { /* the maxima's min / max over the block (two barriers) */
       unsigned a = __reduce_min_sync(0xffffffffu, mx + it), o = __reduce_max_sync(0xffffffffu, mx + it);

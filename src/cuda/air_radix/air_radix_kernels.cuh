@@ -1606,7 +1606,8 @@ __device__ __forceinline__ uint4 air_rank_keys(const uint4& raw, bool smallest) 
 __device__ __forceinline__ unsigned air_vec_max(const uint4& k) { return max(max(k.x, k.y), max(k.z, k.w)); }
 
 template <topk_dtype DT, bool SMALLEST, int NT, typename F>
-__device__ __forceinline__ unsigned air_cluster_stage_open(const uint4* src, uint4* dst, int nvec, F&& after_issue) {
+__device__ __forceinline__ unsigned air_cluster_stage_open(const uint4* src, uint4* dst, int nvec, const uint4 (&w0)[8],
+                                                           F&& after_issue) {
   typedef typename topk_dtype_traits<DT>::raw_t RawT;
   static_assert(topk_dtype_traits<DT>::bits == 32, "32-bit keys");
   constexpr int UNROLL = 8;
@@ -1618,14 +1619,7 @@ __device__ __forceinline__ unsigned air_cluster_stage_open(const uint4* src, uin
                       (unsigned)topk_to_rank_key_nan_open<DT>((RawT)raw.z, SMALLEST),
                       (unsigned)topk_to_rank_key_nan_open<DT>((RawT)raw.w, SMALLEST));
   };
-  const int rounds = (nvec + NT * UNROLL - 1) / (NT * UNROLL); /* block-uniform */
-  for (int r = 0; r < (rounds > 0 ? rounds : 1); ++r) {
-    const int v0 = t + r * NT * UNROLL;
-    uint4 w[UNROLL];
-#pragma unroll
-    for (int j = 0; j < UNROLL; ++j)
-      if (v0 + j * NT < nvec) w[j] = src[v0 + j * NT];
-    if (r == 0) after_issue(); /* every thread, converged */
+  auto take = [&](const uint4(&w)[UNROLL], int v0) {
 #pragma unroll
     for (int j = 0; j < UNROLL; ++j)
       if (v0 + j * NT < nvec) {
@@ -1634,6 +1628,15 @@ __device__ __forceinline__ unsigned air_cluster_stage_open(const uint4* src, uin
         k_max = max(k_max, air_vec_max(k));
         k_min = min(min(k_min, min(k.x, k.y)), min(k.z, k.w));
       }
+  };
+  after_issue(); /* every thread, converged; the kernel issued the first round's loads (w0) */
+  take(w0, t);
+  for (int v0 = t + NT * UNROLL; v0 - t < nvec; v0 += NT * UNROLL) { /* block-uniform */
+    uint4 w[UNROLL];
+#pragma unroll
+    for (int j = 0; j < UNROLL; ++j)
+      if (v0 + j * NT < nvec) w[j] = src[v0 + j * NT];
+    take(w, v0);
   }
   if constexpr (topk_rank_key_lo<DT>() != 0) /* f32: a NaN's key lies outside [lo, hi] */
     if (k_max > (unsigned)topk_rank_key_hi<DT>() || k_min < (unsigned)topk_rank_key_lo<DT>()) {
@@ -2182,6 +2185,25 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
 
   const int64_t row = P.row0 + blockIdx.y;
   const air_row_extent R = air_row(P, row);
+  /* This block's slice [lo, lo + my_len) of the row, and for 32-bit keys its first round of loads
+   * (the staging loops below take them as their first), issued before the rest of the set-up: the
+   * loads had left ~0.7 us after the block's start (stamps, f32), and issued first they took f32
+   * k = 1024 to 0.971x and k = 50 to 0.963x a call (H200, graph replay). 16-bit keys lost 2-3 % the
+   * same way (their generic staging loop held the registers longer), so they load in the loop.
+   * docs/perf-notes.md v0.48. */
+  const int64_t lo = (int64_t)rank * slice < R.len ? (int64_t)rank * slice : R.len;
+  const int my_len = (int)(R.len - lo < slice ? R.len - lo : slice);
+  const RawT* src = (const RawT*)P.in + R.start + lo;
+  const int nvec = (((uintptr_t)src) & 15) == 0 ? my_len / V : 0; /* unaligned: element by element */
+  constexpr int UNROLL = 8;
+  constexpr bool early = KB == 32;
+  uint4 w0[UNROLL];
+  if constexpr (early)
+#pragma unroll
+    for (int j = 0; j < UNROLL; ++j) {
+      const int v = j * NT + (int)threadIdx.x;
+      w0[j] = v < nvec ? ((const uint4*)src)[v] : make_uint4(0u, 0u, 0u, 0u);
+    }
   const bool smallest = P.smallest != 0;
   if (R.len <= P.k) { /* the whole cluster returns: no block touches another's memory */
     air_copy_row<DT, unsigned>(P, row, R, (int64_t)rank * NT + threadIdx.x, (int64_t)cs * NT);
@@ -2202,12 +2224,7 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
   const bool init_late = KB == 32 && wide;
   if (!init_late) start_init();
 
-  /* Stage the rank keys of this block's slice [lo, lo + my_len) of the row. */
-  const int64_t lo = (int64_t)rank * slice < R.len ? (int64_t)rank * slice : R.len;
-  const int my_len = (int)(R.len - lo < slice ? R.len - lo : slice);
-  const RawT* src = (const RawT*)P.in + R.start + lo;
-  const int nvec = (((uintptr_t)src) & 15) == 0 ? my_len / V : 0; /* unaligned: element by element */
-  /* Over this thread's key words (16-bit keys: two per word): the AND and OR for the passes, and
+  /* Stage the rank keys of this block's slice. Over this thread's key words (16-bit keys: two per word): the AND and OR for the passes, and
    * the largest key for the delegate start. Where the start runs, the AND and OR wait until it
    * falls back to the passes (sorted rows): they are instructions in a loop the SM issues at its
    * limit. */
@@ -2219,20 +2236,14 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
       auto after_issue = [&]() {
         if (init_late) start_init();
       };
-      k_max = smallest ? air_cluster_stage_open<DT, true, NT>((const uint4*)src, (uint4*)s_key, nvec, after_issue)
-                       : air_cluster_stage_open<DT, false, NT>((const uint4*)src, (uint4*)s_key, nvec, after_issue);
+      k_max = smallest ? air_cluster_stage_open<DT, true, NT>((const uint4*)src, (uint4*)s_key, nvec, w0, after_issue)
+                       : air_cluster_stage_open<DT, false, NT>((const uint4*)src, (uint4*)s_key, nvec, w0, after_issue);
       staged = true;
     }
   if (!staged) {
-    /* every load of a round in flight before any store: one DRAM round trip per NT x UNROLL x 16 bytes */
-    constexpr int UNROLL = 8;
-    for (int v0 = 0; v0 < nvec; v0 += NT * UNROLL) {
-      uint4 w[UNROLL];
-#pragma unroll
-      for (int j = 0; j < UNROLL; ++j) {
-        const int v = v0 + j * NT + threadIdx.x;
-        if (v < nvec) w[j] = ((const uint4*)src)[v];
-      }
+    /* every load of a round in flight before any store: one DRAM round trip per NT x UNROLL x 16 bytes
+     * (the first round's, w0, issued at the kernel's start) */
+    auto take = [&](const uint4(&w)[UNROLL], int v0) {
 #pragma unroll
       for (int j = 0; j < UNROLL; ++j) {
         const int v = v0 + j * NT + threadIdx.x;
@@ -2252,6 +2263,20 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
           }
         }
       }
+    };
+    int v0 = 0;
+    if constexpr (early) {
+      take(w0, 0);
+      v0 = NT * UNROLL;
+    }
+    for (; v0 < nvec; v0 += NT * UNROLL) {
+      uint4 w[UNROLL];
+#pragma unroll
+      for (int j = 0; j < UNROLL; ++j) {
+        const int v = v0 + j * NT + threadIdx.x;
+        if (v < nvec) w[j] = ((const uint4*)src)[v];
+      }
+      take(w, v0);
     }
   }
   for (int i = nvec * V + threadIdx.x; i < my_len; i += NT) {

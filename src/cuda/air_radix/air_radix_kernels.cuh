@@ -1588,8 +1588,8 @@ __device__ __forceinline__ uint4 air_rank_keys(const uint4& raw, bool smallest) 
 /*
  * The starts' staging for 32-bit keys: this thread's vectors t, t + NT, ... of src as rank keys
  * at the same places of dst, every load of a round in flight before any store (one L2 round trip
- * per NT x UNROLL x 16 bytes), after_issue() once the first round's loads are issued (every thread,
- * converged, also where it stages nothing); returns the thread's largest key. The keys skip NaN
+ * per NT x UNROLL x 16 bytes; the first round's, w0, issued by the kernel at its start), after_issue()
+ * first (every thread, converged, also where it stages nothing); returns the thread's largest key. The keys skip NaN
  * canonicalisation (topk_to_rank_key_nan_open: a sign shift and one xor folding the direction,
  * fixed at compile time, where topk_to_rank_key takes ~7 instructions an f32 element); a NaN's key
  * lands outside [topk_rank_key_lo, topk_rank_key_hi], which the thread's smallest and largest key
@@ -2216,7 +2216,8 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
    * them it held every warp's loads back (bench/cluster_place.cu: 0.2-0.8 us of the median block's
    * staging), after them it is hidden, and its first wait on the cluster barrier comes a bound
    * later. f32 k = 1024: 0.977-0.994x a call. Not for the delegate start, whose first push waits on
-   * the barrier right after the staging (f32 k = 50: 0.994-1.016x). docs/perf-notes.md v0.45. */
+   * the barrier right after the staging (f32 k = 50: 0.994-1.016x). docs/perf-notes.md v0.45.
+   * (Since v0.48 the first round's loads of 32-bit keys leave before either start's init.) */
   auto start_init = [&]() {
     if (del) air_cluster_delegates_init<KB>(&s_start.del, cs, ndel);
     else if (wide) air_cluster_wide_init(&s_start.wide, rank, cs);

@@ -1588,13 +1588,13 @@ __device__ __forceinline__ uint4 air_rank_keys(const uint4& raw, bool smallest) 
 /*
  * The starts' staging for 32-bit keys: this thread's vectors t, t + NT, ... of src as rank keys
  * at the same places of dst, every load of a round in flight before any store (one L2 round trip
- * per NT x UNROLL x 16 bytes; the first round's, w0, issued by the kernel at its start), after_issue()
- * first (every thread, converged, also where it stages nothing); returns the thread's largest key. The keys skip NaN
- * canonicalisation (topk_to_rank_key_nan_open: a sign shift and one xor folding the direction,
- * fixed at compile time, where topk_to_rank_key takes ~7 instructions an f32 element); a NaN's key
- * lands outside [topk_rank_key_lo, topk_rank_key_hi], which the thread's smallest and largest key
- * tell, and such a thread stages its vectors again by air_rank_keys (read again from src: rows
- * with NaN only).
+ * per NT x UNROLL x 16 bytes; the first round's, w0, issued by the kernel at its start),
+ * after_issue() first (every thread, converged, also where it stages nothing); returns the thread's
+ * largest key. The keys skip NaN canonicalisation (topk_to_rank_key_nan_open: a sign shift and one
+ * xor folding the direction, fixed at compile time, where topk_to_rank_key takes ~7 instructions an
+ * f32 element); a NaN's key lands outside [topk_rank_key_lo, topk_rank_key_hi], which the thread's
+ * smallest and largest key tell, and such a thread stages its vectors again by air_rank_keys (read
+ * again from src: rows with NaN only).
  * Why: ncu put this step of f32 8 x 262144 at ~12 issued instructions an element, issue-bound
  * (~50 a vector; 1024 threads' 8 vectors are ~1.8 us of issue at 4 an SM a cycle); this loop is
  * ~16 a vector, and the staging took 3.87 -> 2.82 us (rank 0's stamps). 16-bit keys keep
@@ -2225,10 +2225,10 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
   const bool init_late = KB == 32 && wide;
   if (!init_late) start_init();
 
-  /* Stage the rank keys of this block's slice. Over this thread's key words (16-bit keys: two per word): the AND and OR for the passes, and
-   * the largest key for the delegate start. Where the start runs, the AND and OR wait until it
-   * falls back to the passes (sorted rows): they are instructions in a loop the SM issues at its
-   * limit. */
+  /* Stage the rank keys of this block's slice. Over this thread's key words (16-bit keys: two per
+   * word): the AND and OR for the passes, and the largest key for the delegate start. Where the
+   * start runs, the AND and OR wait until it falls back to the passes (sorted rows): they are
+   * instructions in a loop the SM issues at its limit. */
   CT k_and = ~(CT)0, k_or = 0;
   CT k_max = 0; /* 16-bit keys: per half */
   bool staged = false;
@@ -2243,7 +2243,7 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
     }
   if (!staged) {
     /* every load of a round in flight before any store: one DRAM round trip per NT x UNROLL x 16 bytes
-     * (the first round's, w0, issued at the kernel's start) */
+     * (32-bit keys: the first round's, w0, issued at the kernel's start) */
     auto take = [&](const uint4(&w)[UNROLL], int v0) {
 #pragma unroll
       for (int j = 0; j < UNROLL; ++j) {

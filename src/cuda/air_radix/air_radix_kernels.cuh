@@ -2189,7 +2189,7 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
    * (the staging loops below take them as their first), issued before the rest of the set-up: the
    * loads had left ~0.7 us after the block's start (stamps, f32), and issued first they took f32
    * k = 1024 to 0.971x and k = 50 to 0.963x a call (H200, graph replay). 16-bit keys lost 2-3 % the
-   * same way (their generic staging loop held the registers longer), so they load in the loop.
+   * same way (not understood), so they load in their loop.
    * docs/perf-notes.md v0.48. */
   const int64_t lo = (int64_t)rank * slice < R.len ? (int64_t)rank * slice : R.len;
   const int my_len = (int)(R.len - lo < slice ? R.len - lo : slice);

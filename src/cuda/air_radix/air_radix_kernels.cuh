@@ -1517,7 +1517,8 @@ enum {
   AIR_CLUSTER_DIGIT_BITS = 11,
   AIR_CLUSTER_BINS = 1 << AIR_CLUSTER_DIGIT_BITS,
   AIR_CLUSTER_GROUPS = AIR_CLUSTER_BINS / 32, /* the choice reads group sums, then one group's 32 bins */
-  AIR_CLUSTER_STASH = 2 * AIR_CLUSTER_BINS    /* final phase: slotted positions, in the two histograms' space */
+  AIR_CLUSTER_STASH = 2 * AIR_CLUSTER_BINS,   /* final phase: slotted positions, in the two histograms' space */
+  AIR_CLUSTER_ROUND = 8 /* the staging's 16-byte loads a thread in flight at once */
 };
 
 /* Dynamic shared memory of the cluster kernel: the staged slice, then two histograms. */
@@ -1605,12 +1606,22 @@ __device__ __forceinline__ uint4 air_rank_keys(const uint4& raw, bool smallest) 
 /* The largest of a 16-byte vector's four 32-bit words. */
 __device__ __forceinline__ unsigned air_vec_max(const uint4& k) { return max(max(k.x, k.y), max(k.z, k.w)); }
 
+/* One staging round's loads: w[j] = src[v + j x NT] where that is < nvec (v: this thread's first
+ * vector of the round), all in flight before any is used. */
+template <int NT>
+__device__ __forceinline__ void air_cluster_load_round(const uint4* src, int v, int nvec,
+                                                       uint4 (&w)[AIR_CLUSTER_ROUND]) {
+#pragma unroll
+  for (int j = 0; j < AIR_CLUSTER_ROUND; ++j)
+    if (v + j * NT < nvec) w[j] = src[v + j * NT];
+}
+
 template <topk_dtype DT, bool SMALLEST, int NT, typename F>
-__device__ __forceinline__ unsigned air_cluster_stage_open(const uint4* src, uint4* dst, int nvec, const uint4 (&w0)[8],
-                                                           F&& after_issue) {
+__device__ __forceinline__ unsigned air_cluster_stage_open(const uint4* src, uint4* dst, int nvec,
+                                                           const uint4 (&w0)[AIR_CLUSTER_ROUND], F&& after_issue) {
   typedef typename topk_dtype_traits<DT>::raw_t RawT;
   static_assert(topk_dtype_traits<DT>::bits == 32, "32-bit keys");
-  constexpr int UNROLL = 8;
+  constexpr int UNROLL = AIR_CLUSTER_ROUND;
   const int t = (int)threadIdx.x;
   unsigned k_max = 0, k_min = ~0u;
   auto keys = [](const uint4& raw) {
@@ -1633,9 +1644,7 @@ __device__ __forceinline__ unsigned air_cluster_stage_open(const uint4* src, uin
   take(w0, t);
   for (int v0 = t + NT * UNROLL; v0 - t < nvec; v0 += NT * UNROLL) { /* block-uniform */
     uint4 w[UNROLL];
-#pragma unroll
-    for (int j = 0; j < UNROLL; ++j)
-      if (v0 + j * NT < nvec) w[j] = src[v0 + j * NT];
+    air_cluster_load_round<NT>(src, v0, nvec, w);
     take(w, v0);
   }
   if constexpr (topk_rank_key_lo<DT>() != 0) /* f32: a NaN's key lies outside [lo, hi] */
@@ -2195,9 +2204,9 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
   const int my_len = (int)(R.len - lo < slice ? R.len - lo : slice);
   const RawT* src = (const RawT*)P.in + R.start + lo;
   const int nvec = (((uintptr_t)src) & 15) == 0 ? my_len / V : 0; /* unaligned: element by element */
-  constexpr int UNROLL = 8;
+  constexpr int UNROLL = AIR_CLUSTER_ROUND;
   constexpr bool early = KB == 32;
-  uint4 w0[UNROLL];
+  uint4 w0[UNROLL]; /* passed whole, so the entries past nvec are zeroed (air_cluster_load_round leaves them) */
   if constexpr (early)
 #pragma unroll
     for (int j = 0; j < UNROLL; ++j) {
@@ -2272,11 +2281,7 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
     }
     for (; v0 < nvec; v0 += NT * UNROLL) {
       uint4 w[UNROLL];
-#pragma unroll
-      for (int j = 0; j < UNROLL; ++j) {
-        const int v = v0 + j * NT + threadIdx.x;
-        if (v < nvec) w[j] = ((const uint4*)src)[v];
-      }
+      air_cluster_load_round<NT>((const uint4*)src, v0 + (int)threadIdx.x, nvec, w);
       take(w, v0);
     }
   }

@@ -1601,7 +1601,9 @@ __device__ __forceinline__ uint4 air_rank_keys(const uint4& raw, bool smallest) 
  * ~16 a vector, and the staging took 3.87 -> 2.82 us (rank 0's stamps). 16-bit keys keep
  * air_rank_keys (its word-wise transform is ~3.5 instructions a key): the same scheme for them
  * measured slower over the 16 bf16 LLM shapes (geomean 1.014x at k = 50, 1.007x at k = 1024).
- * docs/perf-notes.md v0.45.
+ * docs/perf-notes.md v0.45. Staged raw (a NaN-propagating packed max a word, keys made only of the
+ * vectors the collection's first look passes), they saved the staging 86 instructions a warp but
+ * added ~70 to the collection, which every warp runs: 1.04-1.06x (v0.49, wip/s49-raw-stage16).
  */
 /* The largest of a 16-byte vector's four 32-bit words. */
 __device__ __forceinline__ unsigned air_vec_max(const uint4& k) { return max(max(k.x, k.y), max(k.z, k.w)); }
@@ -2206,7 +2208,10 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
   const int nvec = (((uintptr_t)src) & 15) == 0 ? my_len / V : 0; /* unaligned: element by element */
   constexpr int UNROLL = AIR_CLUSTER_ROUND;
   constexpr bool early = KB == 32;
-  uint4 w0[UNROLL]; /* passed whole, so the entries past nvec are zeroed (air_cluster_load_round leaves them) */
+  /* passed whole, so the entries past nvec are zeroed (air_cluster_load_round leaves them). Kept as
+   * keys in registers until the wide start's collection (every LLM slice is one round) they spilled:
+   * 32 registers beside the kernel's state at 64 a thread; 1.08-1.27x (docs/perf-notes.md v0.49). */
+  uint4 w0[UNROLL];
   if constexpr (early)
 #pragma unroll
     for (int j = 0; j < UNROLL; ++j) {

@@ -2,14 +2,15 @@
  * latency.cu: per-call latency of topk_select for LLM-sampling shapes, as a
  * markdown table (CUDA builds only; target latency).
  *
- *   latency [--algo NAME|auto] [--sorted] [--csv FILE] [--quick]
+ *   latency [--algo NAME|auto] [--sorted] [--csv FILE] [--quick] [--k K]
  *   latency --moe [--algo NAME|auto] [--sorted] [--csv FILE]
  *
  * Shapes: batch 1, 2, 4, 8 x vocabulary n 32000, 128256, 151936, 262144 x k 1,
  * 50, 1024; f32 and bf16; largest, int64 indices, unsorted (--sorted: sorted).
  * --quick: batch 1, 8 x n 32000, 262144 x k 1, 50, f32 only. --algo: the
  * algorithm asked for (default auto); a shape it does not support is printed
- * as "unsupported". --csv FILE: the same rows as CSV.
+ * as "unsupported". --csv FILE: the same rows as CSV. --k K: only the shapes of that k (one of the
+ * set's; to compare builds on the shapes a change can reach in a shorter run).
  *
  * At these sizes the selection itself is a few microseconds of memory traffic,
  * so fixed costs (host validation and choosing, launches, tails) dominate; the
@@ -392,13 +393,14 @@ static int moe_mode(topk_algo algo, int sorted, FILE* csv, const char* dev_name,
 }
 
 static int usage(void) {
-  fprintf(stderr, "usage: latency [--moe] [--algo NAME|auto] [--sorted] [--csv FILE] [--quick]\n");
+  fprintf(stderr, "usage: latency [--moe] [--algo NAME|auto] [--sorted] [--csv FILE] [--quick] [--k K]\n");
   return 64;
 }
 
 int main(int argc, char** argv) {
   topk_algo algo = TOPK_ALGO_AUTO;
   int sorted = 0, quick = 0, moe = 0;
+  long long only_k = 0; /* --k: 0 for every k of the set */
   const char* csv_path = NULL;
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--algo") == 0 && i + 1 < argc) {
@@ -414,6 +416,13 @@ int main(int argc, char** argv) {
       quick = 1;
     } else if (strcmp(argv[i], "--moe") == 0) {
       moe = 1;
+    } else if (strcmp(argv[i], "--k") == 0 && i + 1 < argc) {
+      char* end = NULL;
+      only_k = strtoll(argv[++i], &end, 10);
+      if (!end || *end || (only_k != 1 && only_k != 50 && only_k != 1024)) {
+        fprintf(stderr, "latency: --k takes 1, 50 or 1024, not '%s'\n", argv[i]);
+        return usage();
+      }
     } else {
       return usage();
     }
@@ -485,6 +494,7 @@ int main(int argc, char** argv) {
     for (int bi = 0; bi < nb; ++bi)
       for (int ni = 0; ni < nn; ++ni)
         for (int ki = 0; ki < nk; ++ki) {
+          if (only_k && ks[ki] != only_k) continue;
           memset(&b.p, 0, sizeof b.p);
           b.p.dtype = dt;
           b.p.batch = batches[bi];

@@ -146,6 +146,12 @@ TEST(sanitizer_small) {
       .cluster_cs = "1", .cluster_del = "0");
   RUN(.dtype = TOPK_F32, .batch = 2, .n = 50000, .k = 300, .gen = {.dist = GEN_SORTED_DESC}, .path = "cluster");
   RUN(.dtype = TOPK_F32, .batch = 2, .n = 70001, .k = 50, .gen = {.dist = GEN_SORTED_ASC}, .path = "cluster");
+  /* the wide start's collection by the list of its collecting threads (4 blocks of 2500 vectors),
+   * and with too many threads to list (all equal: each collects its own vectors, a segment overflows) */
+  RUN(.dtype = TOPK_F32, .batch = 2, .n = 40000, .k = 300, .gen = {.dist = GEN_NORMAL}, .path = "cluster",
+      .cluster_cs = "4");
+  RUN(.dtype = TOPK_F32, .batch = 1, .n = 40000, .k = 300, .gen = {.dist = GEN_ALL_EQUAL}, .path = "cluster",
+      .cluster_cs = "4");
   /* the starts' staging of 32-bit keys with a few NaN: the threads that met one stage again */
   RUN(.dtype = TOPK_F32, .batch = 2, .n = 50000, .k = 300, .flags = TOPK_SMALLEST,
       .gen = {.dist = GEN_NORMAL, .nan_fraction = 0.001}, .path = "cluster");

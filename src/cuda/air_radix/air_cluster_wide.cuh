@@ -45,6 +45,9 @@ enum {
 };
 static_assert(AIR_WIDE_EXTRA >= 0, "the wide start's buffer covers the histograms' space");
 
+/* The most collecting threads air_cluster_wide lists (in the select's second histogram, 16 bits each) */
+enum { AIR_WIDE_LISTED = 512 };
+
 /* The most values the exact select ranks (air_wide_exact): two a warp. 64, not 32, so bf16's ~42-48
  * ties at the k-th key of rows of 128256..262144 (k = 1024) end there, without a digit of the index
  * bits. */
@@ -59,6 +62,7 @@ struct air_wide_sync {
   unsigned bound;                              /* this block's thr_b */
   unsigned mine;                               /* this block's candidates */
   unsigned out;                                /* rank 0: the next output slot */
+  unsigned ncol;                               /* the collecting threads (air_cluster_wide (2a)) */
   __align__(16) unsigned hist[2][256];         /* the radix selects' digits, double-buffered */
   unsigned wred[2][AIR_CLUSTER_THREADS / 32];  /* each warp's r-th largest thread maximum, and its largest */
   unsigned sel[3];                             /* the select's chosen bin: keys above it left, its count; members gathered */
@@ -75,6 +79,7 @@ __device__ __forceinline__ void air_cluster_wide_init(air_wide_sync* S, unsigned
     for (int b = 0; b < 3; ++b) mbar_init(&S->bar[b]);
     S->mine = 0;
     S->out = 0;
+    S->ncol = 0;
     if (rank == 0) mbar_expect_tx(&S->bar[AIR_WIDE_BAR_HDR], cs * 12u); /* hdr and hmax */
     else mbar_expect_tx(&S->bar[AIR_WIDE_BAR_VERDICT], 4u);
     cluster_mbar_init_fence();
@@ -321,12 +326,13 @@ __device__ __forceinline__ void air_wide_put(unsigned long long* out, unsigned s
 }
 
 /*
- * This thread's staged keys >= thr (> 0), as (key << 32 | ~index) composites at slots of out[] from
+ * Thread t's staged keys >= thr (> 0), as (key << 32 | ~index) composites at slots of out[] from
  * *counter (slots >= cap dropped; the count still grows, so rank 0 sees the overflow). Two looks:
- * the thread's vectors (v = t, t + NT, ...: the ones it staged), four loads in flight, only tested
+ * t's vectors (v = t, t + NT, ...: the ones it staged), four loads in flight, only tested
  * (any key >= thr: a bit of `hits`), with no branch; then each hit vector (~1.4 a thread) read again,
- * its keys >= thr counted, one atomic for their slots, and written by predicated stores. The region
- * is issue-bound (every warp holds a collecting thread and runs its whole look): the count inside
+ * its keys >= thr counted, one atomic for their slots, and written by predicated stores. The caller
+ * runs it in the first warps of a list of the collecting threads t (air_cluster_wide (2a)): run by
+ * each collecting thread itself, every warp held a few and the region was issue-bound: the count inside
  * the first look, under a branch a vector, with one atomic a thread, took ~264 warp instructions a
  * warp and 1.22 us (f32 8 x 262144, ncu and stamps; docs/perf-notes.md v0.46). (A slot a key from
  * the counter, in a loop of one vector at a time, grew ~0.15 us a vector a thread, v0.43; the hits
@@ -335,14 +341,14 @@ __device__ __forceinline__ void air_wide_put(unsigned long long* out, unsigned s
 template <topk_dtype DT>
 __device__ __forceinline__ void air_wide_collect(const typename topk_dtype_traits<DT>::key_t* s_key, int my_len,
                                                  int nvec, typename topk_dtype_traits<DT>::key_t thr, int64_t lo,
-                                                 unsigned* counter, unsigned long long* out, unsigned cap) {
+                                                 unsigned* counter, unsigned long long* out, unsigned cap,
+                                                 int t) {
   typedef typename topk_dtype_traits<DT>::raw_t RawT;
   typedef typename topk_dtype_traits<DT>::key_t KeyT;
   constexpr int KB = topk_dtype_traits<DT>::bits;
   typedef unsigned CT;
   constexpr int NT = AIR_CLUSTER_THREADS, V = 16 / (int)sizeof(RawT), NW = 4, U = 4;
   static_assert(228 * 1024 / 16 <= 32 * NT, "a slice in shared memory (<= 228 KB) is <= 32 vectors a thread: one mask");
-  const int t = (int)threadIdx.x;
   const CT lim1 = KB == 16 ? (CT)(thr - 1) * 0x10001u : (CT)(thr - 1);
   unsigned hits = 0;
   for (int u0 = 0; t + u0 * NT < nvec; u0 += U) {
@@ -370,7 +376,7 @@ __device__ __forceinline__ void air_wide_collect(const typename topk_dtype_trait
       slot += take ? 1u : 0u;
     }
   }
-  air_cluster_each_tail_key<DT>(s_key, my_len, nvec, thr, [&](int i, KeyT key) { /* a slot a key */
+  air_cluster_each_tail_key<DT>(s_key, my_len, nvec, thr, t, [&](int i, KeyT key) { /* a slot a key */
     air_wide_put(out, atomicAdd(counter, 1u), cap, (unsigned)key, ~(unsigned)(lo + i));
   });
 }
@@ -439,21 +445,42 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
     thr_b = S->bound;
   }
   AIR_WIDE_STAMP(TS_BOUND);
+  /* (2a) the collecting threads (maximum >= thr_b: ~qb of the block's) listed, so that (2) runs in
+   * the list's first warps (~qb / 32 of them) where it ran in every warp, a few collecting lanes
+   * each: the collection is issue-bound, ~230 instructions a warp (docs/perf-notes.md v0.49, v0.50).
+   * The list lives in the select's second histogram, free until its first digit zeroes it: up to
+   * AIR_WIDE_LISTED threads; more (heavy ties at thr_b) and each collects its own vectors. */
+  const KeyT thr = (KeyT)thr_b;
+  static_assert(AIR_WIDE_LISTED * sizeof(unsigned short) <= sizeof(S->hist[1]), "the list fits a histogram");
+  unsigned short* col = (unsigned short*)S->hist[1];
+  if (thr > 0 && nvec > 2 * NT) { /* block-uniform */
+    const bool mine = mine_max >= thr;
+    const unsigned bal = __ballot_sync(0xffffffffu, mine);
+    unsigned at = 0;
+    if (lane == 0 && bal) at = atomicAdd(&S->ncol, (unsigned)__popc(bal));
+    at = __shfl_sync(0xffffffffu, at, 0) + (unsigned)__popc(bal & ((1u << lane) - 1u));
+    if (mine && at < AIR_WIDE_LISTED) col[at] = (unsigned short)t;
+  }
   cluster_wait(); /* the kernel start's arrival: every block runs and has its mbarriers */
   AIR_WIDE_STAMP(TS_WAITED);
 
-  /* (2) this block's keys >= thr_b: written locally at their place in rank 0's buffer (by the threads
-   * whose maximum reaches thr_b, ~10 %), then sent in one bulk copy, and the count and thr_b after
-   * it. Where a thread staged more than 2 vectors, air_wide_collect's counted look; else one look, a
-   * slot a key from the counter (the counted look measured slower there: 0.97 against 0.72 us at 1
-   * vector a thread, 1.33 against 1.75 at 8, docs/perf-notes.md v0.43). (A count, a warp scan and a
+  /* (2) this block's keys >= thr_b: written locally at their place in rank 0's buffer (the vectors of
+   * the threads whose maximum reaches thr_b, ~10 %), then sent in one bulk copy, and the count and
+   * thr_b after it. Where a thread staged more than 2 vectors, air_wide_collect's counted look (by the
+   * list's first warps, (2a)); else one look, a slot a key from the counter (the counted look
+   * measured slower there: 0.97 against 0.72 us at 1 vector a thread, 1.33 against 1.75 at 8,
+   * docs/perf-notes.md v0.43). (A count, a warp scan and a
    * second look of every vector took 1.31 us; a warp taking its such threads one by one, a lane a
    * key, with ballots for the slots, 0.8-5.2 us: docs/perf-notes.md v0.41.) */
-  const KeyT thr = (KeyT)thr_b;
   unsigned long long* my_seg = s_cand + (rank << lg_seg);
-  if (mine_max >= thr && thr > 0 && nvec > 2 * NT) {
-    air_wide_collect<DT>(s_key, my_len, nvec, thr, lo, &S->mine, my_seg, seg);
-    bulk_fence(); /* the writes, before the async proxy reads them */
+  if (thr > 0 && nvec > 2 * NT) {
+    __syncthreads(); /* the list is complete */
+    const unsigned ncol = S->ncol;
+    const int owner = ncol <= AIR_WIDE_LISTED ? (t < ncol ? (int)col[t] : -1) : (mine_max >= thr ? (int)t : -1);
+    if (owner >= 0) {
+      air_wide_collect<DT>(s_key, my_len, nvec, thr, lo, &S->mine, my_seg, seg, owner);
+      bulk_fence(); /* the writes, before the async proxy reads them */
+    }
   } else if (mine_max >= thr) { /* <= 2 vectors a thread (or thr_b = 0): one look, a slot a key */
     air_cluster_each_key<DT>(s_key, my_len, nvec, thr, [&](int i, KeyT key) {
       air_wide_put(my_seg, atomicAdd(&S->mine, 1u), seg, (unsigned)key, ~(unsigned)(lo + i));

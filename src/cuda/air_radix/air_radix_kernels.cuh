@@ -1898,14 +1898,14 @@ __device__ void air_cluster_first_ties(const typename topk_dtype_traits<DT>::key
   }
 }
 
-/* This thread's share of a staged slice's scalar tail (the keys after its nvec whole 16-byte vectors):
+/* Thread t's share of a staged slice's scalar tail (the keys after its nvec whole 16-byte vectors):
  * f(i, key) for each key >= lim, i the slice position. */
 template <topk_dtype DT, typename F>
 __device__ __forceinline__ void air_cluster_each_tail_key(const typename topk_dtype_traits<DT>::key_t* s_key,
                                                           int my_len, int nvec,
-                                                          typename topk_dtype_traits<DT>::key_t lim, F&& f) {
+                                                          typename topk_dtype_traits<DT>::key_t lim, int t, F&& f) {
   constexpr int V = 16 / (int)sizeof(typename topk_dtype_traits<DT>::raw_t);
-  for (int i = nvec * V + (int)threadIdx.x; i < my_len; i += AIR_CLUSTER_THREADS)
+  for (int i = nvec * V + t; i < my_len; i += AIR_CLUSTER_THREADS)
     if (s_key[i] >= lim) f(i, s_key[i]);
 }
 
@@ -1933,7 +1933,7 @@ __device__ __forceinline__ void air_cluster_each_key(const typename topk_dtype_t
       if (x >= (CT)lim) f(v * V + e, (KeyT)x);
     }
   }
-  air_cluster_each_tail_key<DT>(s_key, my_len, nvec, lim, f);
+  air_cluster_each_tail_key<DT>(s_key, my_len, nvec, lim, (int)threadIdx.x, f);
 }
 
 /* Returns true when the row is done (the block returns), false when the radix passes must run. */

@@ -11,7 +11,10 @@ one file, as bench/results/*_wide_stamps_s47* keep them). Every stamp is %global
 block's start (t0), in ns. Per section, the median over launches of: staged (0), bound (0 -> 1),
 collection (w -> 2: the cluster wait, then this block's keys >= its bound), headers (2 -> 3),
 candidates (3 -> 4), digit (4 -> L: the read and the binade digit where it runs), select (L -> 5),
-gather (5 -> 6), writes (6 -> 7) and in kernel (7), in us.
+gather (5 -> 6), writes (6 -> 7) and in kernel (7), in us; and span: per launch, from its first
+block's start (t0) to the last rank 0's write (t0 + 7), median over the launches whose rows all
+printed (rank 0 lines grouped by t0: a launch's blocks start within a few hundred ns, launches are
+tens of us apart; the usual group size is the launch's rows), since a launch ends with its slowest row.
 """
 import lzma
 import re
@@ -44,14 +47,29 @@ def medians(rows):
     return [statistics.median((r[b] - (r[a] if a else 0)) / 1000.0 for r in rows) for _, a, b in STEPS]
 
 
+def span(rows):
+    rows = sorted(rows, key=lambda r: r["t0"])
+    launches, cur = [], []
+    for r in rows:
+        if cur and r["t0"] - cur[0]["t0"] > 5000:
+            launches.append(cur)
+            cur = []
+        cur.append(r)
+    launches.append(cur)
+    per = statistics.mode(len(g) for g in launches)  # rows a launch: the usual group's size
+    return statistics.median((max(r["t0"] + r["7"] for r in g) - min(r["t0"] for r in g)) / 1000.0
+                             for g in launches if len(g) == per)
+
+
 def main(paths):
     if not paths:
         sys.exit(__doc__)
-    print("| stamps | launches | " + " | ".join(s for s, _, _ in STEPS) + " |")
-    print("| --- | ---: | " + " | ".join("---:" for _ in STEPS) + " |")
+    print("| stamps | launches | " + " | ".join(s for s, _, _ in STEPS) + " | span |")
+    print("| --- | ---: | " + " | ".join("---:" for _ in STEPS) + " | ---: |")
     for path in paths:
         for name, rows in sections(path):
-            print("| %s | %d | " % (name, len(rows)) + " | ".join("%.2f" % m for m in medians(rows)) + " |")
+            print("| %s | %d | " % (name, len(rows)) + " | ".join("%.2f" % m for m in medians(rows)) +
+                  " | %.2f |" % span(rows))
 
 
 if __name__ == "__main__":

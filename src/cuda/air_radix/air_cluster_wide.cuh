@@ -453,7 +453,8 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
   const KeyT thr = (KeyT)thr_b;
   static_assert(AIR_WIDE_LISTED * sizeof(unsigned short) <= sizeof(S->hist[1]), "the list fits a histogram");
   unsigned short* col = (unsigned short*)S->hist[1];
-  if (thr > 0 && nvec > 2 * NT) { /* block-uniform */
+  const bool counted = thr > 0 && nvec > 2 * NT; /* air_wide_collect's counted look (2); block-uniform */
+  if (counted) {
     const bool mine = mine_max >= thr;
     const unsigned bal = __ballot_sync(0xffffffffu, mine);
     unsigned at = 0;
@@ -469,11 +470,11 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
    * thr_b after it. Where a thread staged more than 2 vectors, air_wide_collect's counted look (by the
    * list's first warps, (2a)); else one look, a slot a key from the counter (the counted look
    * measured slower there: 0.97 against 0.72 us at 1 vector a thread, 1.33 against 1.75 at 8,
-   * docs/perf-notes.md v0.43). (A count, a warp scan and a
-   * second look of every vector took 1.31 us; a warp taking its such threads one by one, a lane a
-   * key, with ballots for the slots, 0.8-5.2 us: docs/perf-notes.md v0.41.) */
+   * docs/perf-notes.md v0.43). (A count, a warp scan and a second look of every vector took 1.31 us;
+   * a warp taking its such threads one by one, a lane a key, with ballots for the slots, 0.8-5.2 us:
+   * docs/perf-notes.md v0.41.) */
   unsigned long long* my_seg = s_cand + (rank << lg_seg);
-  if (thr > 0 && nvec > 2 * NT) {
+  if (counted) {
     __syncthreads(); /* the list is complete */
     const unsigned ncol = S->ncol;
     const int owner = ncol <= AIR_WIDE_LISTED ? (t < ncol ? (int)col[t] : -1) : (mine_max >= thr ? (int)t : -1);

@@ -10,7 +10,7 @@
  * --quick: batch 1, 8 x n 32000, 262144 x k 1, 50, f32 only. --algo: the
  * algorithm asked for (default auto); a shape it does not support is printed
  * as "unsupported". --csv FILE: the same rows as CSV. --k K: only the shapes of that k (one of the
- * set's; to compare builds on the shapes a change can reach in a shorter run).
+ * grid's, not with --moe; to compare builds on the shapes a change can reach in a shorter run).
  *
  * At these sizes the selection itself is a few microseconds of memory traffic,
  * so fixed costs (host validation and choosing, launches, tails) dominate; the
@@ -426,6 +426,10 @@ int main(int argc, char** argv) {
     } else {
       return usage();
     }
+  }
+  if (only_k && (moe || (quick && only_k == 1024))) {
+    fprintf(stderr, "latency: --k picks from the LLM grid's k (--quick: 1 and 50), not with --moe\n");
+    return usage();
   }
   if (!topk_cuda_available()) {
     fprintf(stderr, "latency: no CUDA device\n");

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compare two builds' `build/latency --csv` runs, shape by shape.
 
-    python3 bench/latency_compare.py A1.csv,A2.csv,A3.csv B1.csv,B2.csv,B3.csv [--limit 10]
+    python3 bench/latency_compare.py A1.csv,A2.csv,A3.csv B1.csv,B2.csv,B3.csv [--limit 10] [--stat max]
 
 Each side is one or more CSVs of the same build (runs alternated with the other build's in one
 device call, as docs/BENCHMARKS.md records them). Per shape (dtype, batch, n, k) a side's figure is
@@ -9,13 +9,21 @@ the MOST of its runs, for graph_us and for events_us alike: the target is a boun
 the slowest run is the one that counts. Prints, per k, the shapes near or over the limit and, per k,
 the geometric mean and range of B / A (graph replay) and how many shapes each side keeps within the
 limit under graph replay and under events.
+
+--stat median or --stat min takes that of the runs instead, to compare builds: runs of one binary fall
+into two modes ~0.1 us apart on every shape at once (docs/perf-notes.md v0.50), so the most of three
+or four runs can take one build's slow mode and the other's fast one.
 """
+import statistics
 import csv
 import math
 import sys
 
 
-def load(paths):
+STATS = {"max": max, "median": statistics.median, "min": min}
+
+
+def load(paths, stat=max):
     runs = {}
     for path in paths.split(","):
         with open(path, newline="") as f:
@@ -25,14 +33,17 @@ def load(paths):
                     runs.setdefault(key, []).append((float(row["graph_us"]), float(row["events_us"])))
                 except ValueError:  # "unsupported" or a failed capture: no figure
                     continue
-    return {key: (max(g for g, _ in v), max(e for _, e in v)) for key, v in runs.items()}
+    return {key: (stat([g for g, _ in v]), stat([e for _, e in v])) for key, v in runs.items()}
 
 
 def main(argv):
     if len(argv) < 2:
         sys.exit(__doc__)
     limit = float(argv[argv.index("--limit") + 1]) if "--limit" in argv else 10.0
-    a, b = load(argv[0]), load(argv[1])
+    stat = argv[argv.index("--stat") + 1] if "--stat" in argv else "max"
+    if stat not in STATS:
+        sys.exit("latency_compare: --stat takes max, median or min")
+    a, b = load(argv[0], STATS[stat]), load(argv[1], STATS[stat])
     print("| dtype | batch | n | k | A graph | B graph | B / A | A events | B events |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     summary = []

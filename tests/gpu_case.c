@@ -10,11 +10,11 @@
 void gpu_case_describe(const gpu_case* c) {
   fprintf(stderr,
           "  case: algo=%s %s batch=%lld n=%lld k=%lld ld=%lld flags=0x%x index=%d dist=%s equal_bits=%d "
-          "nan=%.2f inf=%.2f zero=%.2f offsets=%s lib_workspace=%d",
+          "nan=%.2f inf=%.2f zero=%.2f offsets=%s lib_workspace=%d out_shift=%d",
           topk_algo_name(c->algo), topk_dtype_name(c->dtype), (long long)c->batch, (long long)c->n,
           (long long)c->k, (long long)c->ld, c->flags, (int)c->index_type, gen_dist_name(c->gen.dist),
           c->gen.equal_bits, c->gen.nan_fraction, c->gen.inf_fraction, c->gen.zero_fraction, c->offsets ? "yes" : "no",
-          c->lib_workspace);
+          c->lib_workspace, c->out_shift);
   for (int i = 0; i < GPU_CASE_MAX_ENV && c->env[i][0]; ++i)
     fprintf(stderr, " %s=%s", c->env[i][0], c->env[i][1] ? c->env[i][1] : "(unset)");
   fprintf(stderr, "\n");
@@ -54,6 +54,7 @@ int gpu_case_run(const gpu_case* c, uint64_t seed) {
   const size_t in_bytes = (size_t)(count > 0 ? count : 1) * es;
   const size_t val_bytes = (size_t)(c->batch * c->k) * es;
   const size_t idx_bytes = (size_t)(c->batch * c->k) * is;
+  const size_t vsh = (size_t)c->out_shift * es, ish = (size_t)c->out_shift * is; /* bytes before the outputs */
   const size_t off_bytes = c->offsets ? (size_t)(c->batch + 1) * sizeof(int64_t) : 0;
   int rc = -1;
   void *in = malloc(in_bytes), *vals = malloc(val_bytes), *idxs = want_idx ? malloc(idx_bytes) : NULL;
@@ -72,14 +73,18 @@ int gpu_case_run(const gpu_case* c, uint64_t seed) {
   }
 
   GPU_TRY(topk_device_malloc(&d_in, in_bytes), "device_malloc(in)");
-  GPU_TRY(topk_device_malloc(&d_vals, val_bytes), "device_malloc(values)");
-  if (want_idx) GPU_TRY(topk_device_malloc(&d_idxs, idx_bytes), "device_malloc(indices)");
+  if (c->out_shift < 0 || c->out_shift > 8) {
+    fprintf(stderr, "gpu_case_run: out_shift %d is outside 0..8\n", c->out_shift);
+    goto done;
+  }
+  GPU_TRY(topk_device_malloc(&d_vals, vsh + val_bytes), "device_malloc(values)");
+  if (want_idx) GPU_TRY(topk_device_malloc(&d_idxs, ish + idx_bytes), "device_malloc(indices)");
   if (c->offsets) GPU_TRY(topk_device_malloc(&d_off, off_bytes), "device_malloc(offsets)");
   GPU_TRY(topk_memcpy_to_device(d_in, in, in_bytes), "memcpy(in)");
   if (c->offsets) GPU_TRY(topk_memcpy_to_device(d_off, c->offsets, off_bytes), "memcpy(offsets)");
   /* poison: an unwritten slot fails the check */
-  GPU_TRY(topk_memset_device(d_vals, 0xA5, val_bytes, NULL), "memset(values)");
-  if (want_idx) GPU_TRY(topk_memset_device(d_idxs, 0xA5, idx_bytes, NULL), "memset(indices)");
+  GPU_TRY(topk_memset_device(d_vals, 0xA5, vsh + val_bytes, NULL), "memset(values)");
+  if (want_idx) GPU_TRY(topk_memset_device(d_idxs, 0xA5, ish + idx_bytes, NULL), "memset(indices)");
 
   set_env(c, 1);
   topk_problem p = {.dtype = c->dtype,
@@ -95,10 +100,24 @@ int gpu_case_run(const gpu_case* c, uint64_t seed) {
   size_t ws = 0;
   GPU_TRY(topk_workspace_size(&p, &ws), "topk_workspace_size");
   if (!c->lib_workspace && ws > 0) GPU_TRY(topk_device_malloc(&d_ws, ws), "device_malloc(workspace)");
-  GPU_TRY(topk_select(&p, d_in, d_vals, d_idxs, d_ws, c->lib_workspace ? 0 : ws, NULL), "topk_select");
+  GPU_TRY(topk_select(&p, d_in, (char*)d_vals + vsh, want_idx ? (char*)d_idxs + ish : NULL, d_ws,
+                      c->lib_workspace ? 0 : ws, NULL),
+          "topk_select");
   GPU_TRY(topk_device_synchronize(), "synchronize after topk_select");
-  GPU_TRY(topk_memcpy_to_host(vals, d_vals, val_bytes), "memcpy(values)");
-  if (want_idx) GPU_TRY(topk_memcpy_to_host(idxs, d_idxs, idx_bytes), "memcpy(indices)");
+  GPU_TRY(topk_memcpy_to_host(vals, (char*)d_vals + vsh, val_bytes), "memcpy(values)");
+  if (want_idx) GPU_TRY(topk_memcpy_to_host(idxs, (char*)d_idxs + ish, idx_bytes), "memcpy(indices)");
+  if (c->out_shift > 0) { /* the bytes before the outputs: still the poison */
+    unsigned char head[64]; /* 8 elements of at most 8 bytes */
+    int bad = 0;
+    GPU_TRY(topk_memcpy_to_host(head, d_vals, vsh), "memcpy(values' head)");
+    for (size_t i = 0; i < vsh; ++i) bad |= head[i] != 0xA5;
+    if (want_idx) GPU_TRY(topk_memcpy_to_host(head, d_idxs, ish), "memcpy(indices' head)");
+    for (size_t i = 0; want_idx && i < ish; ++i) bad |= head[i] != 0xA5;
+    if (bad) {
+      fprintf(stderr, "gpu_case_run: a write before the outputs (out_shift %d)\n", c->out_shift);
+      goto done;
+    }
+  }
 
   topk_problem hp = p;
   hp.row_offsets = NULL;

@@ -35,6 +35,8 @@ typedef struct gpu_case {
   /* environment variables set for this case only, {name, value}; a NULL name ends the list */
   const char*    env[GPU_CASE_MAX_ENV][2];
   int            lib_workspace; /* pass no workspace: the library allocates it */
+  int            out_shift;     /* 0..8: the outputs start this many elements into their buffers
+                                   (misaligned), whose first elements must stay unwritten */
 } gpu_case;
 
 /*

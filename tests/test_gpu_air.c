@@ -49,6 +49,7 @@ typedef struct air_case {
   const char*    start;         /* TOPK_AIR_START (MULTI's sampled start: "0" off, N: rows of >= N), or NULL */
   const char*    start_rank;    /* TOPK_AIR_START_RANK (the start's sample rank forced), or NULL */
   int            lib_workspace; /* pass no workspace: the library allocates it */
+  int            out_shift;     /* outputs this many elements into their buffers (gpu_case.h) */
 } air_case;
 
 /* The case through the shared runner (tests/gpu_case.h), with the path and alpha as environment. */
@@ -78,7 +79,8 @@ static int run_case(const air_case* a) {
                               {"TOPK_AIR_RES_DELEGATES", a->res_del},
                               {"TOPK_AIR_START", a->start},
                               {"TOPK_AIR_START_RANK", a->start_rank}},
-                      .lib_workspace = a->lib_workspace};
+                      .lib_workspace = a->lib_workspace,
+                      .out_shift = a->out_shift};
   return gpu_case_run(&c, test_seed());
 }
 
@@ -825,7 +827,7 @@ TEST(cluster_delegates) {
  * after the start); ties at the k-th key across blocks (zipf, 16-bit keys); every cluster size;
  * slices of a few dozen keys (rows of k + 1 over 16 blocks), misaligned rows; rows of plateaus, where
  * rank 0's check fails without an overflow; 64-bit keys, which it leaves to the passes; long rows with
- * a few NaN, which the starts' staging keys in a second look.
+ * a few NaN, which the starts' staging keys in a second look; outputs at an offset in their buffers.
  */
 TEST(cluster_wide) {
   static const topk_dtype dts[] = {TOPK_F32, TOPK_BF16, TOPK_F16, TOPK_I32, TOPK_U32, TOPK_F64};
@@ -842,6 +844,16 @@ TEST(cluster_wide) {
       RUN(.dtype = dts[d], .batch = 1, .n = 151936, .k = 50, .flags = flags, .gen = gpu_case_dists[g],
           .path = "cluster", .cluster_del = "0");
     }
+  /* outputs at an element offset in their buffers (misaligned for vector stores): each index type,
+   * 32- and 16-bit values; nothing before them is written */
+  RUN(.dtype = TOPK_F32, .batch = 3, .n = 151936, .k = 1024, .gen = {.dist = GEN_NORMAL}, .path = "cluster",
+      .out_shift = 1);
+  RUN(.dtype = TOPK_F32, .batch = 3, .n = 151936, .k = 1024, .index_type = TOPK_INDEX_I32,
+      .gen = {.dist = GEN_NORMAL}, .path = "cluster", .out_shift = 2);
+  RUN(.dtype = TOPK_BF16, .batch = 3, .n = 151936, .k = 1024, .gen = {.dist = GEN_NORMAL}, .path = "cluster",
+      .out_shift = 3);
+  RUN(.dtype = TOPK_BF16, .batch = 3, .n = 151936, .k = 1000, .index_type = TOPK_INDEX_NONE,
+      .gen = {.dist = GEN_NORMAL}, .path = "cluster", .out_shift = 1);
   for (int w = 0; w < COUNT(wide); ++w) {
     RUN(.dtype = TOPK_F32, .batch = 8, .n = 262144, .k = 1024, .gen = {.dist = GEN_NORMAL}, .path = "cluster",
         .cluster_wide = wide[w]);

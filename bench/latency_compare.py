@@ -14,9 +14,9 @@ limit under graph replay and under events.
 into two modes ~0.1 us apart on every shape at once (docs/perf-notes.md v0.50), so the most of three
 or four runs can take one build's slow mode and the other's fast one.
 """
-import statistics
 import csv
 import math
+import statistics
 import sys
 
 

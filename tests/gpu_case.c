@@ -72,11 +72,11 @@ int gpu_case_run(const gpu_case* c, uint64_t seed) {
     goto done;
   }
 
-  GPU_TRY(topk_device_malloc(&d_in, in_bytes), "device_malloc(in)");
   if (c->out_shift < 0 || c->out_shift > 8) {
     fprintf(stderr, "gpu_case_run: out_shift %d is outside 0..8\n", c->out_shift);
     goto done;
   }
+  GPU_TRY(topk_device_malloc(&d_in, in_bytes), "device_malloc(in)");
   GPU_TRY(topk_device_malloc(&d_vals, vsh + val_bytes), "device_malloc(values)");
   if (want_idx) GPU_TRY(topk_device_malloc(&d_idxs, ish + idx_bytes), "device_malloc(indices)");
   if (c->offsets) GPU_TRY(topk_device_malloc(&d_off, off_bytes), "device_malloc(offsets)");

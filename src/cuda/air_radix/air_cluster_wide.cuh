@@ -453,14 +453,14 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
   const KeyT thr = (KeyT)thr_b;
   static_assert(AIR_WIDE_LISTED * sizeof(unsigned short) <= sizeof(S->hist[1]), "the list fits a histogram");
   unsigned short* col = (unsigned short*)S->hist[1];
+  const bool collects = mine_max >= thr;         /* this thread staged a key >= thr_b */
   const bool counted = thr > 0 && nvec > 2 * NT; /* air_wide_collect's counted look (2); block-uniform */
   if (counted) {
-    const bool mine = mine_max >= thr;
-    const unsigned bal = __ballot_sync(0xffffffffu, mine);
+    const unsigned bal = __ballot_sync(0xffffffffu, collects);
     unsigned at = 0;
     if (lane == 0 && bal) at = atomicAdd(&S->ncol, (unsigned)__popc(bal));
     at = __shfl_sync(0xffffffffu, at, 0) + (unsigned)__popc(bal & ((1u << lane) - 1u));
-    if (mine && at < AIR_WIDE_LISTED) col[at] = (unsigned short)t;
+    if (collects && at < AIR_WIDE_LISTED) col[at] = (unsigned short)t;
   }
   cluster_wait(); /* the kernel start's arrival: every block runs and has its mbarriers */
   AIR_WIDE_STAMP(TS_WAITED);
@@ -477,12 +477,12 @@ __device__ bool air_cluster_wide(const air_params& P, unsigned rank, unsigned cs
   if (counted) {
     __syncthreads(); /* the list is complete */
     const unsigned ncol = S->ncol;
-    const int owner = ncol <= AIR_WIDE_LISTED ? (t < ncol ? (int)col[t] : -1) : (mine_max >= thr ? (int)t : -1);
+    const int owner = ncol <= AIR_WIDE_LISTED ? (t < ncol ? (int)col[t] : -1) : (collects ? (int)t : -1);
     if (owner >= 0) {
       air_wide_collect<DT>(s_key, my_len, nvec, thr, lo, &S->mine, my_seg, seg, owner);
       bulk_fence(); /* the writes, before the async proxy reads them */
     }
-  } else if (mine_max >= thr) { /* <= 2 vectors a thread (or thr_b = 0): one look, a slot a key */
+  } else if (collects) { /* <= 2 vectors a thread (or thr_b = 0): one look, a slot a key */
     air_cluster_each_key<DT>(s_key, my_len, nvec, thr, [&](int i, KeyT key) {
       air_wide_put(my_seg, atomicAdd(&S->mine, 1u), seg, (unsigned)key, ~(unsigned)(lo + i));
     });

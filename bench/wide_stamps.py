@@ -1,6 +1,13 @@
 #!/usr/bin/env python3
 """Rank 0's steps in AIR CLUSTER's wide start, from its stamps, as a markdown table.
 
+The stamps exist only in a build configured with -DTOPK_AIR_STAMPS=ON (they slow the kernel by a
+few percent even when off at run time, docs/perf-notes.md v0.52), e.g. in build-stamps:
+
+    cmake -S . -B build-stamps -G Ninja -DTOPK_AIR_STAMPS=ON && ninja -C build-stamps topk
+
+and build-stamps/topk in place of build/topk below.
+
     TOPK_AIR_CLUSTER_STAMPS=1 build/topk bench -a auto -n N -b B -k 1024 --dtype D --dist normal \\
         --reps 30 --warmup 3 --min-time 0 --check-results 0 --in-l2 | grep "WIDESTAMP rank=0 " > F
     python3 bench/wide_stamps.py F [G.txt.xz ...]

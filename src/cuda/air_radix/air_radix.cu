@@ -134,7 +134,8 @@
  * start runs, default 16), TOPK_AIR_CLUSTER_DELEGATES=0|K (CLUSTER's delegate start off, or for k <= K
  * whatever the key width: by default for 16-bit keys only where the wide start cannot run),
  * TOPK_AIR_CLUSTER_WIDE=0|K (CLUSTER's wide start off, or for k <= K where the delegate start does not run),
- * TOPK_AIR_CLUSTER_STAMPS=1 (CLUSTER's delegate or wide start printf's its phase times),
+ * TOPK_AIR_CLUSTER_STAMPS=1 (CLUSTER's delegate or wide start printf's its phase times; like
+ * TOPK_AIR_RES_STAMPS, only in builds configured with -DTOPK_AIR_STAMPS=ON),
  * TOPK_AIR_MIN_TILES (MULTI / FUSED tiles per block at least, default 4 / 1)
  * TOPK_AIR_RES_VECS (RESIDENT 16-byte vectors a thread aims for, 1..8, default 2),
  * TOPK_AIR_RES_STAMPS=1 (RESIDENT: the finishing block printf's its phase times),
@@ -416,7 +417,8 @@ static int64_t env_cluster_wide_kmax(void) { return env_kmax("TOPK_AIR_CLUSTER_W
  * CLUSTER's delegate start (air_cluster_delegates) for k <= AIR_CLUSTER_DEL_K_MAX, but for 16-bit
  * keys only where the wide start cannot take k (over its limit).
  * TOPK_AIR_CLUSTER_DELEGATES=0 turns it off, =K (K >= 1) takes it for k <= K at every key width
- * (measurement, tests); TOPK_AIR_CLUSTER_STAMPS=1 makes rank 0 printf its phase times (measurement).
+ * (measurement, tests); TOPK_AIR_CLUSTER_STAMPS=1 makes rank 0 printf its phase times (measurement;
+ * builds configured with -DTOPK_AIR_STAMPS=ON only).
  */
 /* k <= 128: 0.70-1.03x the radix passes' time (f32, bf16 normal); k = 256: 1.17-1.69x (perf-notes v0.20).
  * The wide start instead, at k = 50 (H100 graph replay, AUTO, the 32 LLM shapes, same call, three

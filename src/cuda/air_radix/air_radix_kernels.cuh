@@ -77,6 +77,19 @@
 #ifndef TOPK_CUDA_AIR_RADIX_KERNELS_CUH
 #define TOPK_CUDA_AIR_RADIX_KERNELS_CUH
 
+/*
+ * The paths' phase stamps (CLUSTER's TOPK_AIR_CLUSTER_STAMPS=1, RESIDENT's TOPK_AIR_RES_STAMPS=1:
+ * one thread printf's %globaltimer at its steps) exist only in builds configured with
+ * -DTOPK_AIR_STAMPS=ON (CMakeLists.txt). Compiled in and left off at run time they cost the
+ * CLUSTER kernel 6-8 % a call at its slowest LLM shapes (f32 and bf16 8 x 262144, k = 1024), and
+ * RESIDENT ~3 %: code and state beside kernels held at 64 registers a thread (ptxas gave CLUSTER a
+ * 168-byte stack frame for the printf, and bf16's 4 / 4 bytes of spills, 0 / 0 without them;
+ * docs/perf-notes.md v0.52).
+ */
+#ifndef TOPK_AIR_STAMPS
+#define TOPK_AIR_STAMPS 0
+#endif
+
 #include <stdint.h>
 
 #include <cooperative_groups.h>
@@ -2163,7 +2176,8 @@ __device__ bool air_cluster_delegates(const air_params& P, unsigned rank, unsign
 template <topk_dtype DT>
 __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(const air_params P, const int64_t slice,
                                                                            const int dgrp, const int ndel,
-                                                                           const int wide_q, const int stamps) {
+                                                                           const int wide_q, const int stamps_on) {
+  const bool stamps = TOPK_AIR_STAMPS && stamps_on != 0; /* a constant false but in stamp builds */
   typedef typename topk_dtype_traits<DT>::raw_t RawT;
   typedef typename topk_dtype_traits<DT>::key_t KeyT;
   constexpr int KB = topk_dtype_traits<DT>::bits;
@@ -2205,19 +2219,20 @@ __global__ void __launch_bounds__(AIR_CLUSTER_THREADS, 1) air_cluster_kernel(con
   const int64_t lo = (int64_t)rank * slice < R.len ? (int64_t)rank * slice : R.len;
   const int my_len = (int)(R.len - lo < slice ? R.len - lo : slice);
   const RawT* src = (const RawT*)P.in + R.start + lo;
-  const int nvec = (((uintptr_t)src) & 15) == 0 ? my_len / V : 0; /* unaligned: element by element */
+  /* unaligned: element by element */
+  const int nvec = (((uintptr_t)src) & 15) == 0 ? (int)((unsigned)my_len / (unsigned)V) : 0;
   constexpr int UNROLL = AIR_CLUSTER_ROUND;
   constexpr bool early = KB == 32;
-  /* passed whole, so the entries past nvec are zeroed (air_cluster_load_round leaves them). Kept as
-   * keys in registers until the wide start's collection (every LLM slice is one round) they spilled:
-   * 32 registers beside the kernel's state at 64 a thread; 1.08-1.27x (docs/perf-notes.md v0.49). */
+  /* the entries past nvec are left unset: the staging loops read w0[j] only where j NT + t < nvec.
+   * Kept as keys in registers until the wide start's collection (every LLM slice is one round) they
+   * spilled: 32 registers beside the kernel's state at 64 a thread; 1.08-1.27x (docs/perf-notes.md v0.49). */
   uint4 w0[UNROLL];
-  if constexpr (early)
+  if constexpr (early) {
+    const int rem = nvec - (int)threadIdx.x; /* this thread's vectors j NT < rem exist */
 #pragma unroll
-    for (int j = 0; j < UNROLL; ++j) {
-      const int v = j * NT + (int)threadIdx.x;
-      w0[j] = v < nvec ? ((const uint4*)src)[v] : make_uint4(0u, 0u, 0u, 0u);
-    }
+    for (int j = 0; j < UNROLL; ++j)
+      if (j * NT < rem) w0[j] = ((const uint4*)src)[j * NT + (int)threadIdx.x];
+  }
   const bool smallest = P.smallest != 0;
   if (R.len <= P.k) { /* the whole cluster returns: no block touches another's memory */
     air_copy_row<DT, unsigned>(P, row, R, (int64_t)rank * NT + threadIdx.x, (int64_t)cs * NT);

@@ -94,7 +94,8 @@ struct air_res_desc {
   unsigned* blk_cnt;     /* [rows][AIR_RES_MAX_BLOCKS]: per-block words. The delegate start: bounds in
                           * [0, G), counts of keys == thr from AIR_RES_DEL_MAX_BLOCKS on; the
                           * tie path after the passes: counts in [0, G) */
-  int stamps;            /* TOPK_AIR_RES_STAMPS=1: the finishing block printf's its phase times (measurement) */
+  int stamps;            /* TOPK_AIR_RES_STAMPS=1: the finishing block printf's its phase times (measurement;
+                          * builds configured with -DTOPK_AIR_STAMPS=ON only) */
   int rank;              /* the rank finish where it fits (TOPK_AIR_RES_RANK=0: never; measurement, tests) */
   unsigned del_q, del_j; /* the delegate start (0: off): each block vouches for del_q keys >= its
                           * bound, the threshold is a lower bound on the del_j-th largest bound
@@ -104,7 +105,7 @@ struct air_res_desc {
 static_assert(2 * AIR_RES_DEL_MAX_BLOCKS <= AIR_RES_MAX_BLOCKS, "the start's two per-block arrays fit blk_cnt");
 
 #define AIR_RES_STAMP(i) \
-  if (D.stamps && threadIdx.x == 0) ts[i] = air_now()
+  if (TOPK_AIR_STAMPS && D.stamps && threadIdx.x == 0) ts[i] = air_now()
 /* printf of the phase times of one block (measurement only) */
 __device__ __noinline__ void air_res_print(const unsigned long long* ts, int last, int64_t n, int64_t k, unsigned g,
                                            unsigned rows) {
@@ -378,7 +379,7 @@ __device__ void air_res_rank_finish(const air_params& P, const air_res_desc& D, 
   }
   if (threadIdx.x < mb) s_cnt[threadIdx.x] = 0;
   __syncthreads();
-  if (D.stamps && threadIdx.x == 0) ts[9] = air_now(); /* candidates fetched (measurement) */
+  if (TOPK_AIR_STAMPS && D.stamps && threadIdx.x == 0) ts[9] = air_now(); /* candidates fetched (measurement) */
   const unsigned long long mine = act ? s_comp[i] : ~0ull;
   /* 8 loads in flight a thread: 8 warps a block do not hide a shared load's latency (with
    * one load an iteration the finish took 1.3-2.8 us longer at k = 1024, perf-notes v0.17) */
@@ -393,7 +394,7 @@ __device__ void air_res_rank_finish(const air_params& P, const air_res_desc& D, 
     for (int u = 0; u < 8; ++u) cnt += x[u] > mine;
   }
   for (; q < iters; ++q) cnt += s_comp[sub + q * L] > mine;
-  if (D.stamps && threadIdx.x == 0) ts[10] = air_now(); /* thread 0's compares done (measurement) */
+  if (TOPK_AIR_STAMPS && D.stamps && threadIdx.x == 0) ts[10] = air_now(); /* thread 0's compares done (measurement) */
   for (unsigned o = (L < 32 ? L : 32) / 2; o >= 1; o >>= 1) cnt += __shfl_xor_sync(0xffffffffu, cnt, o);
   if (L > 32) {
     if (act && (threadIdx.x & 31) == 0) atomicAdd(&s_cnt[m], cnt);
@@ -694,7 +695,7 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
   constexpr int KB = topk_dtype_traits<DT>::bits;
   constexpr int V = 16 / (int)sizeof(RawT);
   unsigned long long ts[11]; /* written and read only with D.stamps */
-  if (D.stamps) {
+  if (TOPK_AIR_STAMPS && D.stamps) {
 #pragma unroll
     for (int i = 0; i < 11; ++i) ts[i] = 0; /* phases a path skips print as 0 */
   }
@@ -864,7 +865,7 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
         __syncthreads();
         if (s_flag) air_res_finish<DT>(P, D, row, c, r, 0, s_fin, s_hist, s_warp, &s_choice);
       }
-      if (D.stamps) {
+      if (TOPK_AIR_STAMPS && D.stamps) {
         __syncthreads();
         AIR_RES_STAMP(8);
         if (threadIdx.x == 0 && b == 0) air_res_print(ts, 10, n, k, G, gridDim.y);
@@ -879,7 +880,7 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
       const unsigned os = (unsigned)air_warp_claim<unsigned long long>((unsigned long long)n_gt, &ctrl->slots);
       air_res_take_ties<DT>(P, row, in_row, w, nvt, skey, has_s, s_first, v0idx, sidx, thr, (unsigned)k - c_gt, c_gt,
                             eq_cnt, b, true, os, s_hist);
-      if (D.stamps) {
+      if (TOPK_AIR_STAMPS && D.stamps) {
         __syncthreads();
         AIR_RES_STAMP(8);
         if (threadIdx.x == 0 && b == 0) air_res_print(ts, 8, n, k, G, gridDim.y);
@@ -956,7 +957,7 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
 #undef AIR_RES_CLASSIFY
     if (all) {
       AIR_RES_STAMP(7);
-      if (D.stamps && threadIdx.x == 0 && b == 0) air_res_print(ts, 7, n, k, G, gridDim.y);
+      if (TOPK_AIR_STAMPS && D.stamps && threadIdx.x == 0 && b == 0) air_res_print(ts, 7, n, k, G, gridDim.y);
       return;
     }
     prefix = (prefix << width) | d;
@@ -966,7 +967,7 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
       air_res_row_barrier(&ctrl->arrive, G * ++barriers);
       AIR_RES_STAMP(7);
       air_res_rank_finish<DT>(P, D, row, c, r, b, G, s_fin, s_hist, ts);
-      if (D.stamps) {
+      if (TOPK_AIR_STAMPS && D.stamps) {
         __syncthreads();
         AIR_RES_STAMP(8);
         if (threadIdx.x == 0 && b == 0) air_res_print(ts, 10, n, k, G, gridDim.y);
@@ -983,7 +984,7 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
         air_res_finish<DT>(P, D, row, c, r, level, s_fin, s_hist, s_warp, &s_choice);
         __syncthreads();
         AIR_RES_STAMP(8);
-        if (D.stamps && threadIdx.x == 0) air_res_print(ts, 8, n, k, G, gridDim.y);
+        if (TOPK_AIR_STAMPS && D.stamps && threadIdx.x == 0) air_res_print(ts, 8, n, k, G, gridDim.y);
       }
       return;
     }
@@ -1005,7 +1006,7 @@ __global__ void __launch_bounds__(AIR_RES_THREADS) air_resident_kernel(const air
   AIR_RES_STAMP(9);
   air_res_take_ties<DT>(P, row, in_row, w, nvt, skey, has_s, s_first, v0idx, sidx, prefix, r, (unsigned)k - r, cnts,
                         b, false, 0u, s_hist);
-  if (D.stamps) {
+  if (TOPK_AIR_STAMPS && D.stamps) {
     __syncthreads();
     AIR_RES_STAMP(10);
     if (threadIdx.x == 0 && b == 0) air_res_print(ts, 10, n, k, G, gridDim.y);
